@@ -1,0 +1,146 @@
+// ObjectStore: the one interface between kvfs and an S3-like object store.
+//
+// Keys are full object keys inside one bucket (or one local directory); any key prefix
+// (s3_file_prefix) is applied by the caller. Every method is thread-safe; implementations may be
+// called from many threads at once.
+//
+// Asynchronous methods (`...Async`) start the operation and return at once; `done` runs exactly
+// once, on an internal I/O thread of the store (or inline, for stores without one). A callback
+// must not block and must not call a synchronous method of the same store (it would wait on the
+// thread that has to serve it). The synchronous methods block the caller until the operation,
+// retries included, has finished or its time limit has passed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "src/base/status.h"
+
+namespace kvfs {
+
+struct ObjectInfo {
+  std::string key;
+  uint64_t size = 0;
+  std::string etag;       // as the server sent it, without quotes; may be empty
+  int64_t mtime_sec = 0;  // Last-Modified as Unix seconds; 0 if unknown
+};
+
+// Bytes to send as a PUT or part body. Not owned: the memory or the file must stay valid until the
+// operation completes. Either `data` (memory) or `fd` (a file region read with pread) is used.
+struct Body {
+  const char* data = nullptr;
+  int fd = -1;
+  uint64_t offset = 0;  // file offset, when fd >= 0
+  uint64_t length = 0;
+
+  static Body FromMemory(const void* p, uint64_t n) {
+    Body b;
+    b.data = static_cast<const char*>(p);
+    b.length = n;
+    return b;
+  }
+  static Body FromFile(int fd, uint64_t offset, uint64_t n) {
+    Body b;
+    b.fd = fd;
+    b.offset = offset;
+    b.length = n;
+    return b;
+  }
+};
+
+struct GetRequest {
+  static constexpr uint64_t kToEnd = std::numeric_limits<uint64_t>::max();
+  std::string key;
+  uint64_t offset = 0;
+  uint64_t length = kToEnd;  // bytes wanted from offset; kToEnd: up to the end of the object
+  std::string if_match;      // ETag the object must still have; empty: any version
+};
+
+struct PutOptions {
+  // Create only if the key is absent (If-None-Match: *). A lost race gives kAlreadyExists.
+  bool if_none_match = false;
+};
+
+struct ListRequest {
+  std::string prefix;
+  std::string delimiter;           // "" for a flat listing, "/" for one directory level
+  std::string continuation_token;  // from the previous ListResult; "" for the first page
+  int max_keys = 1000;
+};
+
+struct ListResult {
+  std::vector<ObjectInfo> objects;           // in ascending byte order of key
+  std::vector<std::string> common_prefixes;  // full prefixes, ending in the delimiter
+  bool truncated = false;
+  std::string next_continuation_token;  // set when truncated
+};
+
+struct CompletedPart {
+  int part_number = 0;  // 1-based
+  std::string etag;
+};
+
+class ObjectStore {
+ public:
+  using GetCallback = std::function<void(Result<uint64_t> bytes_read)>;
+  using PutCallback = std::function<void(Result<ObjectInfo> info)>;
+  using PartCallback = std::function<void(Result<std::string> etag)>;
+
+  virtual ~ObjectStore() = default;
+
+  // A short description for messages and logs, e.g. "s3://bucket (http://127.0.0.1:7480)".
+  // Never contains secrets.
+  virtual std::string Describe() const = 0;
+
+  // Checks that the bucket / directory exists and the credentials are accepted. Used at startup
+  // so a mount fails with a clear message instead of serving errors.
+  virtual Status CheckAccess() = 0;
+
+  // Metadata of one object. kNotFound if absent.
+  virtual Result<ObjectInfo> Head(const std::string& key) = 0;
+
+  // Reads [offset, offset+length) into dst (which has room for `length` bytes, or for the rest of
+  // the object when length is kToEnd - then the caller must know the size). Completes with the
+  // number of bytes written to dst: fewer than `length` only when the object ends first; an
+  // offset past the end reads 0 bytes. A transfer that fails mid-body resumes from the next byte;
+  // the bytes delivered are always the object's bytes, never a mix of two versions when if_match
+  // is set (kPreconditionFailed if it changed).
+  virtual void GetAsync(const GetRequest& req, char* dst, GetCallback done) = 0;
+
+  // Whole-object write: the object appears atomically when the call succeeds.
+  virtual void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
+                        PutCallback done) = 0;
+
+  // Multipart upload. Parts are 1-based; every part but the last must be at least 5 MiB on S3.
+  virtual Result<std::string> CreateMultipartUpload(const std::string& key) = 0;
+  virtual void UploadPartAsync(const std::string& key, const std::string& upload_id,
+                               int part_number, const Body& body, PartCallback done) = 0;
+  // Returns the new object's info; its etag may be empty if the server sent none (Ceph RGW) -
+  // then size is still filled in. With opts.if_none_match, an existing key gives kAlreadyExists.
+  virtual Result<ObjectInfo> CompleteMultipartUpload(const std::string& key,
+                                                     const std::string& upload_id,
+                                                     const std::vector<CompletedPart>& parts,
+                                                     const PutOptions& opts) = 0;
+  virtual Status AbortMultipartUpload(const std::string& key, const std::string& upload_id) = 0;
+
+  // One page of keys under a prefix, in ascending byte order.
+  virtual Result<ListResult> List(const ListRequest& req) = 0;
+
+  // Deletes a key. Deleting an absent key succeeds (as on S3).
+  virtual Status Delete(const std::string& key) = 0;
+
+  // Server-side copy of a whole object.
+  virtual Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
+                                  const PutOptions& opts) = 0;
+
+  // Synchronous forms of the asynchronous calls: start, then wait for the callback.
+  Result<uint64_t> Get(const GetRequest& req, char* dst);
+  Result<ObjectInfo> Put(const std::string& key, const Body& body, const PutOptions& opts = {});
+  Result<std::string> UploadPart(const std::string& key, const std::string& upload_id,
+                                 int part_number, const Body& body);
+};
+
+}  // namespace kvfs
