@@ -1,0 +1,1 @@
+// Keeps kvfs_test_fakes non-empty before any fake exists.
