@@ -1,0 +1,1 @@
+// Keeps kvfs_cache non-empty until the cache sources land.

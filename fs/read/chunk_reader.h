@@ -1,0 +1,56 @@
+// ChunkReader: how the filesystem reads object bytes. The filesystem logic (fs/filesystem) only
+// talks to this interface, so the read path can be a plain ranged GET (DirectReader) or the
+// cache-backed parallel fetcher (CachedReader) without the filesystem knowing which.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "objstore/object_store.h"
+#include "src/base/status.h"
+
+namespace kvfs {
+
+// Where bytes of an open object can be read without copying: a file descriptor and an offset
+// (a cache file). The kernel can splice from it.
+struct FdRange {
+  int fd = -1;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+// One open object. Thread-safe: the kernel may send reads of one handle from several threads.
+// The handle keeps whatever it reads from alive (e.g. pins a cache entry) until destroyed.
+class ReadHandle {
+ public:
+  virtual ~ReadHandle() = default;
+  // Copies up to `size` bytes at `offset` into buf. Returns the count: short only at the end of
+  // the object. Blocks until the bytes have arrived (not until the whole object has).
+  virtual Result<uint64_t> Read(uint64_t offset, uint64_t size, char* buf) = 0;
+  // Like Read, but returns where the bytes lie instead of copying them, when the implementation
+  // keeps them in a file; kNotSupported otherwise (the caller then uses Read).
+  virtual Result<FdRange> ReadFd(uint64_t offset, uint64_t size) {
+    return Status::NotSupported("no file-backed reads");
+  }
+};
+
+// Thread-safe.
+class ChunkReader {
+ public:
+  virtual ~ChunkReader() = default;
+  // Opens `key` whose metadata (size, etag) the caller already knows. May start fetching.
+  virtual Result<std::unique_ptr<ReadHandle>> Open(const std::string& key,
+                                                   const ObjectInfo& info) = 0;
+  // Tells the reader that `key` was just written through this mount with the bytes in file
+  // `path` (a spool file, `info` as uploaded). A caching reader may take the file over (rename)
+  // so later reads are hits; it returns true if it did. The default keeps nothing.
+  virtual bool AdoptWritten(const std::string& key, const ObjectInfo& info,
+                            const std::string& path) {
+    return false;
+  }
+  // Forgets any local copy of `key` (after unlink, or when the object changed).
+  virtual void Invalidate(const std::string& key) {}
+};
+
+}  // namespace kvfs
