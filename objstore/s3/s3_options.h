@@ -28,26 +28,26 @@ struct S3Options {
   std::string endpoint;  // "https://s3.us-east-1.amazonaws.com", "http://127.0.0.1:7480";
                          // empty: AWS_ENDPOINT_URL, else AWS's regional endpoint
   std::string region = "us-east-1";
-  bool path_style = true;      // false: virtual-hosted (bucket.host)
-  bool disable_tls = false;    // use http:// when the endpoint has no scheme
-  bool verify_tls = true;      // TLS peer and host verification (on unless asked)
-  std::string ca_bundle;       // empty: AWS_CA_BUNDLE, else the system's store
-  bool s3express = false;      // S3 Express One Zone (directory buckets)
-  bool prefer_http2 = false;   // ask for h2 via ALPN; falls back to HTTP/1.1
+  bool path_style = true;     // false: virtual-hosted (bucket.host)
+  bool disable_tls = false;   // use http:// when the endpoint has no scheme
+  bool verify_tls = true;     // TLS peer and host verification (on unless asked)
+  std::string ca_bundle;      // empty: AWS_CA_BUNDLE, else the system's store
+  bool s3express = false;     // S3 Express One Zone (directory buckets)
+  bool prefer_http2 = false;  // ask for h2 via ALPN; falls back to HTTP/1.1
 
   // Credentials given explicitly (config file). When empty they are resolved from the
   // environment, then AWS_PROFILE / default in the shared credentials and config files.
   S3Credentials credentials;
   std::string profile;  // empty: AWS_PROFILE, else "default"
 
-  int max_inflight = 64;             // requests in flight at once (curl multi handles)
-  int max_connections = 64;          // kept-alive connections in the pool
-  int connect_timeout_ms = 5000;     // TCP + TLS connect
-  int stall_timeout_ms = 10000;      // a transfer with no progress for this long is aborted
-  int operation_timeout_ms = 100000; // overall per operation, retries included
-                                     // (LMCache's blocking_timeout_secs)
-  int max_attempts = 5;              // attempts per request (1 = no retries)
-  int backoff_base_ms = 50;          // first retry waits ~base, doubling, with full jitter
+  int max_inflight = 64;              // requests in flight at once (curl multi handles)
+  int max_connections = 64;           // kept-alive connections in the pool
+  int connect_timeout_ms = 5000;      // TCP + TLS connect
+  int stall_timeout_ms = 10000;       // a transfer with no progress for this long is aborted
+  int operation_timeout_ms = 100000;  // overall per operation, retries included
+                                      // (LMCache's blocking_timeout_secs)
+  int max_attempts = 5;               // attempts per request (1 = no retries)
+  int backoff_base_ms = 50;           // first retry waits ~base, doubling, with full jitter
   int backoff_max_ms = 5000;
   ConditionalCreateMode conditional_create = ConditionalCreateMode::kAuto;
 };
