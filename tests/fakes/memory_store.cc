@@ -1,0 +1,297 @@
+#include "tests/fakes/memory_store.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+namespace kvfs {
+
+namespace {
+
+int64_t NowSec() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// FNV-1a: a cheap content fingerprint for ETags (a fake does not need MD5).
+uint64_t Fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string Hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+Result<std::string> MemoryStore::ReadBody(const Body& body) {
+  if (body.fd < 0) {
+    if (body.length > 0 && body.data == nullptr) return Status::InvalidArgument("null body");
+    return std::string(body.data ? body.data : "", body.length);
+  }
+  std::string out(body.length, '\0');
+  uint64_t done = 0;
+  while (done < body.length) {
+    ssize_t n = pread(body.fd, out.data() + done, body.length - done, body.offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::FromErrno(errno, "memory store: reading body");
+    if (n == 0) return Status::IoError("memory store: body file shorter than its length");
+    done += static_cast<uint64_t>(n);
+  }
+  return out;
+}
+
+ObjectInfo MemoryStore::InfoLocked(const std::string& key, const Object& obj) const {
+  return ObjectInfo{key, obj.data.size(), obj.etag, obj.mtime_sec};
+}
+
+std::string MemoryStore::NextEtagLocked(const std::string& data) {
+  // The counter makes two writes of the same bytes distinguishable, like a new version would be.
+  return Hex64(Fnv1a(data) ^ (next_id_++ << 40));
+}
+
+Result<ObjectInfo> MemoryStore::Head(const std::string& key) {
+  counters_.head++;
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return Status::NotFound("no such key: " + key);
+  return InfoLocked(key, it->second);
+}
+
+void MemoryStore::GetAsync(const GetRequest& req, char* dst, GetCallback done) {
+  counters_.get++;
+  Result<uint64_t> result = [&]() -> Result<uint64_t> {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = objects_.find(req.key);
+    if (it == objects_.end()) return Status::NotFound("no such key: " + req.key);
+    const Object& obj = it->second;
+    if (!req.if_match.empty() && req.if_match != obj.etag) {
+      return Status::PreconditionFailed("object changed: " + req.key);
+    }
+    if (req.offset >= obj.data.size()) return uint64_t{0};
+    uint64_t n = std::min<uint64_t>(req.length, obj.data.size() - req.offset);
+    std::memcpy(dst, obj.data.data() + req.offset, n);
+    return n;
+  }();
+  done(std::move(result));
+}
+
+void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
+                           PutCallback done) {
+  counters_.put++;
+  Result<ObjectInfo> result = [&]() -> Result<ObjectInfo> {
+    KVFS_ASSIGN_OR_RETURN(std::string data, ReadBody(body));
+    std::lock_guard<std::mutex> l(mu_);
+    if (opts.if_none_match && objects_.count(key)) {
+      return Status::AlreadyExists("key exists: " + key);
+    }
+    Object& obj = objects_[key];
+    obj.etag = NextEtagLocked(data);
+    obj.data = std::move(data);
+    obj.mtime_sec = NowSec();
+    return InfoLocked(key, obj);
+  }();
+  done(std::move(result));
+}
+
+Result<std::string> MemoryStore::CreateMultipartUpload(const std::string& key) {
+  counters_.create_mpu++;
+  std::lock_guard<std::mutex> l(mu_);
+  std::string id = "upload-" + std::to_string(next_id_++);
+  uploads_[id].key = key;
+  return id;
+}
+
+void MemoryStore::UploadPartAsync(const std::string& key, const std::string& upload_id,
+                                  int part_number, const Body& body, PartCallback done) {
+  counters_.upload_part++;
+  Result<std::string> result = [&]() -> Result<std::string> {
+    if (part_number < 1 || part_number > 10000) {
+      return Status::InvalidArgument("part number out of range: " + std::to_string(part_number));
+    }
+    KVFS_ASSIGN_OR_RETURN(std::string data, ReadBody(body));
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = uploads_.find(upload_id);
+    if (it == uploads_.end() || it->second.key != key) {
+      return Status::NotFound("no such upload: " + upload_id);
+    }
+    Part& part = it->second.parts[part_number];
+    part.etag = NextEtagLocked(data);
+    part.data = std::move(data);
+    return part.etag;
+  }();
+  done(std::move(result));
+}
+
+Result<ObjectInfo> MemoryStore::CompleteMultipartUpload(const std::string& key,
+                                                        const std::string& upload_id,
+                                                        const std::vector<CompletedPart>& parts,
+                                                        const PutOptions& opts) {
+  counters_.complete_mpu++;
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = uploads_.find(upload_id);
+  if (it == uploads_.end() || it->second.key != key) {
+    return Status::NotFound("no such upload: " + upload_id);
+  }
+  if (parts.empty()) return Status::InvalidArgument("complete with no parts: " + key);
+  std::string data;
+  int prev = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const CompletedPart& cp = parts[i];
+    if (cp.part_number <= prev) return Status::InvalidArgument("parts not ascending: " + key);
+    prev = cp.part_number;
+    auto pit = it->second.parts.find(cp.part_number);
+    if (pit == it->second.parts.end() || pit->second.etag != cp.etag) {
+      return Status::InvalidArgument("invalid part " + std::to_string(cp.part_number) + ": " + key);
+    }
+    if (i + 1 < parts.size() && pit->second.data.size() < min_part_size_) {
+      return Status::InvalidArgument("part too small: " + key);
+    }
+    data += pit->second.data;
+  }
+  // As on S3, a lost conditional create keeps the upload (the caller aborts it).
+  if (opts.if_none_match && objects_.count(key)) {
+    return Status::AlreadyExists("key exists: " + key);
+  }
+  Object& obj = objects_[key];
+  obj.etag = NextEtagLocked(data) + "-" + std::to_string(parts.size());
+  obj.data = std::move(data);
+  obj.mtime_sec = NowSec();
+  uploads_.erase(it);
+  return InfoLocked(key, obj);
+}
+
+Status MemoryStore::AbortMultipartUpload(const std::string& key, const std::string& upload_id) {
+  counters_.abort_mpu++;
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = uploads_.find(upload_id);
+  if (it == uploads_.end() || it->second.key != key) {
+    return Status::NotFound("no such upload: " + upload_id);
+  }
+  uploads_.erase(it);
+  return Status::OK();
+}
+
+Result<ListResult> MemoryStore::List(const ListRequest& req) {
+  counters_.list++;
+  if (req.max_keys <= 0) return Status::InvalidArgument("max_keys must be positive");
+  std::lock_guard<std::mutex> l(mu_);
+  ListResult out;
+  // The continuation token is the last key or common prefix returned; resume strictly after it
+  // (and after every key that a returned common prefix covered).
+  auto it = objects_.lower_bound(req.prefix);
+  const std::string& token = req.continuation_token;
+  if (!token.empty()) {
+    it = objects_.upper_bound(token);
+    if (!req.delimiter.empty() && token.size() >= req.delimiter.size() &&
+        token.compare(token.size() - req.delimiter.size(), req.delimiter.size(), req.delimiter) ==
+            0) {
+      while (it != objects_.end() && it->first.compare(0, token.size(), token) == 0) ++it;
+    }
+  }
+  int count = 0;
+  std::string last;
+  for (; it != objects_.end(); ++it) {
+    const std::string& key = it->first;
+    if (key.compare(0, req.prefix.size(), req.prefix) != 0) break;
+    if (count == req.max_keys) {
+      out.truncated = true;
+      out.next_continuation_token = last;
+      break;
+    }
+    if (!req.delimiter.empty()) {
+      size_t pos = key.find(req.delimiter, req.prefix.size());
+      if (pos != std::string::npos) {
+        std::string cp = key.substr(0, pos + req.delimiter.size());
+        out.common_prefixes.push_back(cp);
+        last = cp;
+        ++count;
+        while (std::next(it) != objects_.end() &&
+               std::next(it)->first.compare(0, cp.size(), cp) == 0) {
+          ++it;
+        }
+        continue;
+      }
+    }
+    out.objects.push_back(InfoLocked(key, it->second));
+    last = key;
+    ++count;
+  }
+  return out;
+}
+
+Status MemoryStore::Delete(const std::string& key) {
+  counters_.del++;
+  std::lock_guard<std::mutex> l(mu_);
+  objects_.erase(key);
+  return Status::OK();
+}
+
+Result<ObjectInfo> MemoryStore::Copy(const std::string& src_key, const std::string& dst_key,
+                                     const PutOptions& opts) {
+  counters_.copy++;
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = objects_.find(src_key);
+  if (it == objects_.end()) return Status::NotFound("no such key: " + src_key);
+  if (opts.if_none_match && objects_.count(dst_key)) {
+    return Status::AlreadyExists("key exists: " + dst_key);
+  }
+  std::string data = it->second.data;  // copy before operator[] may rebalance
+  Object& obj = objects_[dst_key];
+  obj.etag = NextEtagLocked(data);
+  obj.data = std::move(data);
+  obj.mtime_sec = NowSec();
+  return InfoLocked(dst_key, obj);
+}
+
+void MemoryStore::PutObject(const std::string& key, std::string data) {
+  std::lock_guard<std::mutex> l(mu_);
+  Object& obj = objects_[key];
+  obj.etag = NextEtagLocked(data);
+  obj.data = std::move(data);
+  obj.mtime_sec = NowSec();
+}
+
+std::optional<std::string> MemoryStore::GetObject(const std::string& key) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return std::nullopt;
+  return it->second.data;
+}
+
+std::vector<std::string> MemoryStore::Keys() const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : objects_) keys.push_back(k);
+  return keys;
+}
+
+size_t MemoryStore::ObjectCount() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return objects_.size();
+}
+
+size_t MemoryStore::PendingUploadCount() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return uploads_.size();
+}
+
+void MemoryStore::SetMinPartSize(uint64_t bytes) {
+  std::lock_guard<std::mutex> l(mu_);
+  min_part_size_ = bytes;
+}
+
+std::shared_ptr<ObjectStore> NewMemoryStore() { return std::make_shared<MemoryStore>(); }
+
+}  // namespace kvfs

@@ -1,0 +1,98 @@
+// MemoryStore: an in-memory ObjectStore with S3 semantics, for unit tests.
+//
+// Semantics follow S3: keys in ascending byte order, List with delimiter and continuation tokens,
+// conditional create (If-None-Match: * -> kAlreadyExists), If-Match on GET (kPreconditionFailed),
+// multipart uploads whose object appears only on Complete, Delete of an absent key succeeds.
+// Asynchronous calls complete inline on the calling thread (the interface allows this for stores
+// without an I/O thread), so a test sees their effect as soon as the call returns.
+//
+// Thread-safe: one mutex guards all state; callbacks run after it is released.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "objstore/object_store.h"
+#include "src/base/thread_annotations.h"
+
+namespace kvfs {
+
+class MemoryStore : public ObjectStore {
+ public:
+  // Counts of requests served, for tests that check how many requests an operation costs.
+  struct Counters {
+    std::atomic<uint64_t> head{0}, get{0}, put{0}, list{0}, del{0}, copy{0};
+    std::atomic<uint64_t> create_mpu{0}, upload_part{0}, complete_mpu{0}, abort_mpu{0};
+  };
+
+  MemoryStore() = default;
+
+  std::string Describe() const override { return "mem://"; }
+  Status CheckAccess() override { return Status::OK(); }
+  Result<ObjectInfo> Head(const std::string& key) override;
+  void GetAsync(const GetRequest& req, char* dst, GetCallback done) override;
+  void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
+                PutCallback done) override;
+  Result<std::string> CreateMultipartUpload(const std::string& key) override;
+  void UploadPartAsync(const std::string& key, const std::string& upload_id, int part_number,
+                       const Body& body, PartCallback done) override;
+  Result<ObjectInfo> CompleteMultipartUpload(const std::string& key, const std::string& upload_id,
+                                             const std::vector<CompletedPart>& parts,
+                                             const PutOptions& opts) override;
+  Status AbortMultipartUpload(const std::string& key, const std::string& upload_id) override;
+  Result<ListResult> List(const ListRequest& req) override;
+  Status Delete(const std::string& key) override;
+  Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
+                          const PutOptions& opts) override;
+
+  // --- Test helpers ---
+  // Stores an object directly (as "another tool" would), bypassing counters.
+  void PutObject(const std::string& key, std::string data);
+  // The object's bytes, or nullopt if absent.
+  std::optional<std::string> GetObject(const std::string& key) const;
+  // All keys, ascending.
+  std::vector<std::string> Keys() const;
+  size_t ObjectCount() const;
+  // Multipart uploads started but neither completed nor aborted.
+  size_t PendingUploadCount() const;
+  // Minimum size of every part but the last (S3: 5 MiB). Default 0 so tests can use tiny parts.
+  void SetMinPartSize(uint64_t bytes);
+  Counters& counters() { return counters_; }
+
+ private:
+  struct Object {
+    std::string data;
+    std::string etag;
+    int64_t mtime_sec = 0;
+  };
+  struct Part {
+    std::string data;
+    std::string etag;
+  };
+  struct Upload {
+    std::string key;
+    std::map<int, Part> parts;
+  };
+
+  static Result<std::string> ReadBody(const Body& body);
+  ObjectInfo InfoLocked(const std::string& key, const Object& obj) const REQUIRES(mu_);
+  std::string NextEtagLocked(const std::string& data) REQUIRES(mu_);
+
+  mutable std::mutex mu_;
+  std::map<std::string, Object> objects_ GUARDED_BY(mu_);
+  std::map<std::string, Upload> uploads_ GUARDED_BY(mu_);
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  uint64_t min_part_size_ GUARDED_BY(mu_) = 0;
+  Counters counters_;
+};
+
+// A fresh, empty in-memory store.
+std::shared_ptr<ObjectStore> NewMemoryStore();
+
+}  // namespace kvfs
