@@ -1,0 +1,52 @@
+// Small POSIX helpers of the directory store: whole writes, copies, fsync, ETags.
+// Thread-safe: stateless functions.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <string>
+
+#include "objstore/object_store.h"
+#include "src/base/status.h"
+
+namespace kvfs::dirstore {
+
+// Closes a file descriptor when it goes out of scope.
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  ~FdCloser();
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Writes the whole body (memory, or a region of body.fd read with pread) to fd at its position.
+Status WriteBody(int fd, const Body& body, const std::string& what);
+
+// Appends `length` bytes of src (from its offset 0) to dst; copy_file_range, with a read/write
+// fallback for file systems that refuse it.
+Status CopyFile(int src, int dst, uint64_t length, const std::string& what);
+
+// Reads up to `length` bytes at `offset`; returns the count (short only at end of file).
+Result<uint64_t> PreadFull(int fd, char* dst, uint64_t offset, uint64_t length,
+                           const std::string& what);
+
+// fsync of a directory, so a rename or link in it survives a crash.
+Status FsyncDir(const std::string& dir);
+
+// ETag of a stored file: inode, modification time (ns) and size in hex. Every write replaces
+// the file by a new inode, so the ETag changes with every version and stays stable otherwise.
+std::string StatEtag(const struct stat& st);
+
+// ObjectInfo of a stored file.
+ObjectInfo InfoFromStat(const std::string& key, const struct stat& st);
+
+// `bytes` random bytes from the kernel, as lower-case hex.
+std::string RandomHex(size_t bytes);
+
+}  // namespace kvfs::dirstore

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what kvfs needs to build (and, with --test, to run its test suite against a real Ceph
+# RADOS Gateway) on Debian 12. Runs as root (CI) or through sudo. Skips apt entirely when every
+# package is already installed, so reruns take well under a second.
+# usage: packaging/install-deps.sh [--test]
+set -euo pipefail
+
+PKGS=(build-essential cmake ninja-build pkg-config git libfuse3-dev fuse3 libcurl4-openssl-dev
+      libssl-dev libtinyxml2-dev libspdlog-dev libyaml-cpp-dev libgtest-dev libgmock-dev
+      libbenchmark-dev python3 ca-certificates curl)
+TEST_PKGS=(ceph-mon ceph-osd ceph-mgr radosgw uuid-runtime)
+
+case "${1:-}" in
+  --test) PKGS+=("${TEST_PKGS[@]}") ;;
+  "") ;;
+  *) echo "usage: $0 [--test]" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${PKGS[@]}"; do
+  # dpkg -s alone also matches removed-but-configured packages; check the state line.
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PKGS[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: run as root (or install sudo)" >&2; exit 1; }
+  SUDO=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,137 @@
+// FaultStore: an ObjectStore decorator that injects failures, for unit tests of the layers above
+// the object store (filesystem, cache, upload and read paths).
+//
+// Usage:
+//   auto mem = NewMemoryStore();
+//   auto faults = std::make_shared<FaultStore>(mem);
+//   faults->InjectError(FaultStore::Op::kGet, {Status::Unavailable("injected"), /*count=*/2});
+//   faults->SetDelay(FaultStore::Op::kPut, std::chrono::milliseconds(50));
+//   faults->TruncateGets(1, /*keep_bytes=*/100);     // next GET reports only 100 bytes
+//   faults->CorruptGets(1);                           // next GET delivers flipped bytes, OK status
+//   ... exercise code that holds `faults` as its ObjectStore ...
+//   EXPECT_EQ(faults->Calls(FaultStore::Op::kGet), 3u);
+//
+// Rules:
+//  - Error faults of one op are consumed in the order they were injected; a call uses the first
+//    one whose key filter matches. A fault with count N applies to the next N matching calls;
+//    count kForever applies until ClearFaults().
+//  - By default a failed call never reaches the wrapped store. With `after_target` the call runs
+//    on the wrapped store first and then reports the error: a "lost reply" (the PUT happened but
+//    the caller saw a failure), to test idempotent retries.
+//  - Keys matched by `key_contains`: the object key of the call; the prefix for List; either the
+//    source or the destination key for Copy; "" for CheckAccess.
+//  - Delays sleep on the calling thread before the call is forwarded (also for ...Async calls);
+//    they are for provoking races and time limits, never for asserting timings.
+//  - Truncation and corruption apply to successful GETs only: a truncated GET completes with at
+//    most keep_bytes (as if the object ended early); a corrupted GET XORs every delivered byte
+//    with 0x5A and still reports success (as silent corruption on the wire or disk would).
+//  - Calls() counts every call of an op, failed or not.
+// Thread-safe: one mutex guards the rules; it is never held while the wrapped store runs.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "objstore/store_wrapper.h"
+#include "src/base/thread_annotations.h"
+
+namespace kvfs {
+
+class FaultStore : public StoreWrapper {
+ public:
+  enum class Op : int {
+    kCheckAccess,
+    kHead,
+    kGet,
+    kPut,
+    kCreateMultipart,
+    kUploadPart,
+    kCompleteMultipart,
+    kAbortMultipart,
+    kList,
+    kDelete,
+    kCopy,
+    kNumOps,  // not an op: the count
+  };
+  static constexpr int kForever = -1;
+
+  struct Fault {
+    Status status;              // the error returned (must not be OK)
+    int count = 1;              // matching calls it applies to; kForever: until ClearFaults()
+    std::string key_contains;   // only keys containing this; "" matches every key
+    bool after_target = false;  // forward the call first, then report the error
+  };
+
+  explicit FaultStore(std::shared_ptr<ObjectStore> target);
+
+  void InjectError(Op op, Fault fault);
+  // Every call of `op` first sleeps `delay` (zero removes it).
+  void SetDelay(Op op, std::chrono::milliseconds delay);
+  // The next `count` successful GETs (kForever: all) whose key contains key_contains complete
+  // with at most keep_bytes.
+  void TruncateGets(int count, uint64_t keep_bytes, std::string key_contains = "");
+  // The next `count` successful GETs (kForever: all) deliver corrupted bytes.
+  void CorruptGets(int count, std::string key_contains = "");
+  // Removes all faults, delays, truncations and corruptions; keeps the call counters.
+  void ClearFaults();
+
+  uint64_t Calls(Op op) const;
+  void ResetCalls();
+
+  // --- ObjectStore ---
+  Status CheckAccess() override;
+  Result<ObjectInfo> Head(const std::string& key) override;
+  void GetAsync(const GetRequest& req, char* dst, GetCallback done) override;
+  void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
+                PutCallback done) override;
+  Result<std::string> CreateMultipartUpload(const std::string& key) override;
+  void UploadPartAsync(const std::string& key, const std::string& upload_id, int part_number,
+                       const Body& body, PartCallback done) override;
+  Result<ObjectInfo> CompleteMultipartUpload(const std::string& key, const std::string& upload_id,
+                                             const std::vector<CompletedPart>& parts,
+                                             const PutOptions& opts) override;
+  Status AbortMultipartUpload(const std::string& key, const std::string& upload_id) override;
+  Result<ListResult> List(const ListRequest& req) override;
+  Status Delete(const std::string& key) override;
+  Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
+                          const PutOptions& opts) override;
+
+ private:
+  // What to do with one call, decided under the lock when the call starts.
+  struct Decision {
+    std::optional<Status> error;  // set: fail the call with this
+    bool after_target = false;
+  };
+  struct GetMangle {
+    int count;
+    uint64_t keep_bytes;  // truncation; max for corruption only
+    bool corrupt;
+    std::string key_contains;
+  };
+
+  // Counts the call, sleeps its delay and picks the fault, if any, for `key` (and `key2`).
+  Decision Begin(Op op, const std::string& key, const std::string& key2 = "");
+  // The truncation / corruption for a GET of key, consumed now; nullopt if none.
+  std::optional<GetMangle> TakeGetMangle(const std::string& key);
+
+  template <typename T>
+  static Result<T> Finish(const Decision& d, Result<T> r) {
+    if (d.error) return *d.error;
+    return r;
+  }
+
+  mutable std::mutex mu_;
+  std::array<std::deque<Fault>, static_cast<size_t>(Op::kNumOps)> faults_ GUARDED_BY(mu_);
+  std::array<std::chrono::milliseconds, static_cast<size_t>(Op::kNumOps)> delays_ GUARDED_BY(mu_){};
+  std::deque<GetMangle> get_mangles_ GUARDED_BY(mu_);
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(Op::kNumOps)> calls_{};
+};
+
+}  // namespace kvfs
