@@ -63,6 +63,10 @@ class FaultStore : public StoreWrapper {
   static constexpr int kForever = -1;
 
   struct Fault {
+    // A constructor (not an aggregate) so {status, count} compiles without
+    // -Wmissing-field-initializers.
+    Fault(Status s, int n = 1, std::string key = "", bool after = false)
+        : status(std::move(s)), count(n), key_contains(std::move(key)), after_target(after) {}
     Status status;              // the error returned (must not be OK)
     int count = 1;              // matching calls it applies to; kForever: until ClearFaults()
     std::string key_contains;   // only keys containing this; "" matches every key

@@ -98,7 +98,7 @@ bluestore block db create = false
 bluestore block wal create = false
 bluestore fsck on mount = false
 memstore device bytes = 4294967296
-osd max object name len = 460
+osd max object name len = 2048
 osd max object namespace len = 64
 
 [client.rgw.a]
