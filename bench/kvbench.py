@@ -14,8 +14,8 @@ and reads are verified after the timed phase (against per-chunk destination buff
 verification never counts as I/O time.
 
 Phases (--phases, comma separated, run in this order for every thread count and chunk size):
-  write              set "b": buffered writes of --chunks chunks; also writes --ttfb-chunks
-                     chunks of set "t" afterwards (untimed) for the ttfb phase
+  write              set "b": buffered writes of --chunks chunks; then (untimed) the
+                     --ttfb-chunks chunks of set "t" that the ttfb phase reads cold
   write_odirect      set "d": O_DIRECT writes (skipped, with a note, when the size is not a
                      multiple of statvfs f_bsize - LMCache would then not use O_DIRECT either)
   ttfb               open + read of 1 byte on each (cold) chunk of set "t", one at a time
@@ -203,7 +203,7 @@ class Bench:
                        close_p50_ms=ms(percentile(closes, 50)),
                        close_p99_ms=ms(percentile(closes, 99)),
                        errors=len(errs), note=errs[0] if errs else None))
-        if not odirect and "ttfb" in self.phases:
+        if not odirect:
             for n in self.names("t", size_mib, threads):  # untimed: cold chunks for ttfb
                 try:
                     self.write_one(n, c.view(n), False)

@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Turns the benchmark's JSON lines into bench/RESULTS.md and a PNG chart.
+
+usage: report.py --results results.jsonl [--meta meta.json] [--md RESULTS.md] [--png chart.png]
+
+Every cell is the median over the repetitions with (min-max). Ratios compare medians.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+ORDER = ["kvfs", "s3fs", "rclone-off", "rclone-full", "raw-s3", "tmpfs"]
+LIMITS = {"raw-s3", "tmpfs"}
+THROUGHPUT = [("write", "write"), ("write_odirect", "write O_DIRECT"),
+              ("read_cold", "cold read"), ("read_cold_odirect", "cold read O_DIRECT"),
+              ("read_warm", "warm read"), ("read_warm_odirect", "warm read O_DIRECT")]
+# kvfs row -> (limit system, limit phase, goal) from issue 5.
+GOALS = [("read_cold", "raw-s3", "read_cold", 0.9, "cold read vs parallel ranged GETs"),
+         ("read_warm", "tmpfs", "read_warm", 0.8, "warm read vs tmpfs"),
+         ("write", "raw-s3", "write", 0.9, "write vs one PUT per chunk")]
+
+
+def load(path):
+    recs = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if line:
+                try:
+                    recs.append(json.loads(line))
+                except json.JSONDecodeError:
+                    print(f"report: {path}:{n}: not JSON, skipped", file=sys.stderr)
+    return recs
+
+
+class Table:
+    """Values per (system, phase, size, threads, field) across repetitions."""
+
+    def __init__(self, recs):
+        self.v = defaultdict(list)
+        self.systems = []
+        self.notes = []
+        self.sizes, self.threads = set(), set()
+        rss = defaultdict(float)
+        for r in recs:
+            s, ph = r.get("system"), r.get("phase")
+            if s and s not in self.systems and ph not in ("note",):
+                self.systems.append(s)
+            if ph == "note" or (r.get("skipped") and r.get("note")):
+                what = f"{s}: {r['note']}"
+                if ph != "note":
+                    what = f"{s}: {ph} {r.get('size_mib')} MiB skipped ({r['note']})"
+                if what not in self.notes:
+                    self.notes.append(what)
+                continue
+            if r.get("errors") and r.get("note"):
+                what = f"{s}: {ph} errors, e.g. {r['note']}"
+                if what not in self.notes:
+                    self.notes.append(what)
+            if ph == "rss":
+                key = (s, r.get("rep"))
+                rss[key] = max(rss[key], r.get("peak_rss_mib") or 0)
+                continue
+            if "size_mib" in r:
+                self.sizes.add(r["size_mib"])
+            if "threads" in r:
+                self.threads.add(r["threads"])
+            for field in ("mib_s", "close_p50_ms", "close_p99_ms", "put_p50_ms", "put_p99_ms",
+                          "ttfb_p50_ms",
+                          "ops_s", "errors", "verify_errors", "seconds"):
+                if field in r and r[field] is not None:
+                    self.v[(s, ph, r.get("size_mib"), r.get("threads"), field)].append(r[field])
+        for (s, _), peak in rss.items():
+            self.v[(s, "rss", None, None, "peak_rss_mib")].append(peak)
+        self.systems.sort(key=lambda s: (ORDER.index(s) if s in ORDER else 99, s))
+        self.sizes, self.threads = sorted(self.sizes), sorted(self.threads)
+
+    def get(self, s, ph, size, thr, field):
+        return self.v.get((s, ph, size, thr, field), [])
+
+    def median(self, *key):
+        vals = self.get(*key)
+        return statistics.median(vals) if vals else None
+
+    def cell(self, *key, digits=None):
+        vals = self.get(*key)
+        if not vals:
+            return "-"
+        med, lo, hi = statistics.median(vals), min(vals), max(vals)
+        f = fmt if digits is None else (lambda x: f"{x:.{digits}f}")
+        return f(med) if len(vals) == 1 or lo == hi else f"{f(med)} ({f(lo)}-{f(hi)})"
+
+    def total(self, s, field):
+        return sum(sum(vals) for k, vals in self.v.items() if k[0] == s and k[4] == field)
+
+
+def fmt(x):
+    if x >= 100:
+        return f"{x:.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    return f"{x:.2f}"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "-"
+
+
+def rows_by_size(t, phases, field):
+    for ph, label in phases:
+        for size in t.sizes:
+            for thr in t.threads:
+                if any(t.get(s, ph, size, thr, field) for s in t.systems):
+                    yield ph, label, size, thr
+
+
+def markdown(t, meta):
+    out = ["# kvfs benchmark results", ""]
+    if meta:
+        out += [f"- Date: {meta.get('date')}",
+                f"- Machine: {meta.get('nproc')} cores, {meta.get('ram_mib')} MiB RAM, "
+                f"kernel {meta.get('kernel')}, CPU {meta.get('cpu')}",
+                f"- Load average at start: {' '.join(meta.get('loadavg_start', []))}",
+                f"- Server: {meta.get('server')} at {meta.get('endpoint')}"
+                + (" (started by run.sh)" if meta.get("started_server") else " (already running)"),
+                f"- Peers: {meta.get('s3fs')}; {meta.get('rclone')}; kvfs {meta.get('kvfs') or '-'}"
+                f" (rev {meta.get('kvfs_rev')})",
+                f"- Workload: sizes {meta.get('sizes_mib')} MiB, {meta.get('chunks')} chunks per size "
+                f"and thread count ({meta.get('odirect_chunks')} O_DIRECT, "
+                f"{meta.get('ttfb_chunks')} for TTFB), threads {meta.get('threads')}, "
+                f"{meta.get('reps')} repetitions, lookups {meta.get('lookup_seconds')} s each",
+                "", "Command:", "", "```", meta.get("command", ""), "```", ""]
+    out += ["Cells: median over the repetitions (min-max). Systems: kvfs and its peers s3fs and "
+            "rclone mount (`--vfs-cache-mode off` / `full`); limits: `raw-s3` (native client, "
+            "ranged GETs in parallel and one PUT per chunk, no filesystem) and `tmpfs` (the same "
+            "reader on /dev/shm). See bench/README.md for what each number means.", ""]
+    heads = t.systems
+    sep = "| " + " | ".join(["---"] * (3 + len(heads))) + " |"
+
+    out += ["## Throughput (MiB/s)", "",
+            "| metric | size MiB | threads | " + " | ".join(heads) + " |", sep]
+    for ph, label, size, thr in rows_by_size(t, THROUGHPUT, "mib_s"):
+        out.append(f"| {label} | {size} | {thr} | " +
+                   " | ".join(t.cell(s, ph, size, thr, "mib_s") for s in heads) + " |")
+
+    out += ["", "## Latency (ms)", "",
+            "`close` is the time close() takes after the whole chunk was written (for raw-s3: "
+            "the PUT). TTFB: open + read of 1 byte of a chunk never read on this mount.", "",
+            "| metric | size MiB | threads | " + " | ".join(heads) + " |", sep]
+    lat = [("write", "close p50", "close_p50_ms"), ("write", "close p99", "close_p99_ms"),
+           ("ttfb", "TTFB p50", "ttfb_p50_ms")]
+    for ph, label, field in lat:
+        for size in t.sizes:
+            for thr in t.threads:
+                cells = []
+                for s in heads:
+                    f = {"close_p50_ms": "put_p50_ms", "close_p99_ms": "put_p99_ms"}.get(
+                        field, field) if s == "raw-s3" else field
+                    cells.append(t.cell(s, ph, size, thr, f))
+                if any(c != "-" for c in cells):
+                    out.append(f"| {label} | {size} | {thr} | " + " | ".join(cells) + " |")
+
+    out += ["", "## Lookups (os.path.exists per second)", "",
+            "| lookup | threads | " + " | ".join(heads) + " |",
+            "| " + " | ".join(["---"] * (2 + len(heads))) + " |"]
+    for kind in ("positive", "negative"):
+        for thr in t.threads:
+            out.append(f"| {kind} | {thr} | " +
+                       " | ".join(t.cell(s, f"lookup_{kind}", None, thr, "ops_s") for s in heads)
+                       + " |")
+
+    out += ["", "## Memory, correctness, durability", "",
+            "| | " + " | ".join(heads) + " |", "| " + " | ".join(["---"] * (1 + len(heads))) + " |",
+            "| daemon peak RSS MiB (VmHWM) | " +
+            " | ".join(t.cell(s, "rss", None, None, "peak_rss_mib") for s in heads) + " |",
+            "| verification errors (total) | " +
+            " | ".join(str(int(t.total(s, "verify_errors"))) for s in heads) + " |",
+            "| I/O errors (total) | " +
+            " | ".join(str(int(t.total(s, "errors"))) for s in heads) + " |",
+            "| wait after the last close until all chunks are in S3, s | " +
+            " | ".join(t.cell(s, "flush", None, None, "seconds") for s in heads) + " |"]
+
+    out += ["", "## Ratios", ""]
+    limits = [s for s in heads if s in LIMITS]
+    others = [s for s in heads if s not in LIMITS]
+    if "kvfs" in heads:
+        out += ["### kvfs against the goals (issue 5)", "",
+                "| goal | size MiB | threads | kvfs / limit | goal | met |",
+                "| --- | --- | --- | --- | --- | --- |"]
+        for ph, lim, lph, goal, label in GOALS:
+            for size in t.sizes:
+                for thr in t.threads:
+                    a = t.median("kvfs", ph, size, thr, "mib_s")
+                    b = t.median(lim, lph, size, thr, "mib_s")
+                    if a is None or not b:
+                        continue
+                    out.append(f"| {label} | {size} | {thr} | {a / b:.2f}x | {goal}x | "
+                               f"{'yes' if a / b >= goal else 'no'} |")
+        peers = [s for s in others if s != "kvfs"]
+        if peers:
+            out += ["", "### kvfs / each peer (goal for cold reads: at least 2x)", "",
+                    "| metric | size MiB | threads | " + " | ".join(f"kvfs / {p}" for p in peers)
+                    + " |", "| " + " | ".join(["---"] * (3 + len(peers))) + " |"]
+            for ph, label, size, thr in rows_by_size(t, THROUGHPUT, "mib_s"):
+                a = t.median("kvfs", ph, size, thr, "mib_s")
+                out.append(f"| {label} | {size} | {thr} | " + " | ".join(
+                    ratio(a, t.median(p, ph, size, thr, "mib_s")) for p in peers) + " |")
+            for kind in ("positive", "negative"):
+                for thr in t.threads:
+                    a = t.median("kvfs", f"lookup_{kind}", None, thr, "ops_s")
+                    out.append(f"| {kind} lookups | - | {thr} | " + " | ".join(
+                        ratio(a, t.median(p, f"lookup_{kind}", None, thr, "ops_s"))
+                        for p in peers) + " |")
+    else:
+        out += ["kvfs was not measured in this run (see Notes), so there are no kvfs ratios yet.",
+                ""]
+    if limits and others:
+        out += ["", "### Each filesystem / its limit", "",
+                "Cold reads and writes against raw-s3, warm reads against tmpfs.", "",
+                "| metric | size MiB | threads | " + " | ".join(others) + " |",
+                "| " + " | ".join(["---"] * (3 + len(others))) + " |"]
+        for ph, lim in (("write", "raw-s3"), ("read_cold", "raw-s3"), ("read_warm", "tmpfs")):
+            if lim not in limits:
+                continue
+            for size in t.sizes:
+                for thr in t.threads:
+                    b = t.median(lim, "read_cold" if ph == "read_cold" else ph, size, thr, "mib_s")
+                    out.append(f"| {dict(THROUGHPUT)[ph]} / {lim} | {size} | {thr} | " + " | ".join(
+                        ratio(t.median(s, ph, size, thr, "mib_s"), b) for s in others) + " |")
+    if t.notes:
+        out += ["", "## Notes", ""] + [f"- {n}" for n in t.notes]
+    return "\n".join(out) + "\n"
+
+
+def chart(t, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report: matplotlib missing (apt-get install python3-matplotlib): no chart",
+              file=sys.stderr)
+        return False
+    thr = max(t.threads) if t.threads else 1
+    panels = [("write", "write"), ("read_cold", "cold read"), ("read_warm", "warm read")]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2), sharey=False)
+    width = 0.8 / max(1, len(t.systems))
+    for ax, (ph, title) in zip(axes, panels):
+        for i, s in enumerate(t.systems):
+            xs, ys, lo, hi = [], [], [], []
+            for j, size in enumerate(t.sizes):
+                vals = t.get(s, ph, size, thr, "mib_s")
+                if not vals:
+                    continue
+                med = statistics.median(vals)
+                xs.append(j + (i - (len(t.systems) - 1) / 2) * width)
+                ys.append(med)
+                lo.append(med - min(vals))
+                hi.append(max(vals) - med)
+            if xs:
+                ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=s)
+        ax.set_xticks(range(len(t.sizes)))
+        ax.set_xticklabels([f"{s} MiB" for s in t.sizes])
+        ax.set_title(f"{title}, {thr} thread{'s' if thr > 1 else ''}")
+        ax.set_ylabel("MiB/s (median, min-max)")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--meta")
+    ap.add_argument("--md", default="-")
+    ap.add_argument("--png")
+    a = ap.parse_args()
+    t = Table(load(a.results))
+    meta = json.load(open(a.meta)) if a.meta and os.path.exists(a.meta) else {}
+    md = markdown(t, meta)
+    if a.png and chart(t, a.png):
+        md += f"\n![throughput chart]({os.path.basename(a.png)})\n"
+    if a.md == "-":
+        sys.stdout.write(md)
+    else:
+        with open(a.md, "w") as f:
+            f.write(md)
+
+
+if __name__ == "__main__":
+    main()

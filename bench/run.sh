@@ -1,0 +1,345 @@
+#!/usr/bin/env bash
+# The KV-chunk benchmark, side by side: kvfs, s3fs, rclone (cache off / full) and the raw limits
+# (raw S3 with a native client, tmpfs with the same reader), on one RGW server in one run.
+# See bench/README.md.
+#
+# usage: bench/run.sh [options]
+#   --endpoint URL        use this running S3 server instead of starting RGW (tests/s3server/rgw.sh)
+#   --ceph-conf FILE      ceph.conf of that server: deleted chunks are garbage-collected after each
+#                         system (set automatically when run.sh starts the server)
+#   --systems LIST        default kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
+#   --sizes LIST          chunk sizes in MiB (default 8,32,64)
+#   --chunks N            chunks per size and thread count, buffered set (default 4)
+#   --odirect-chunks N    chunks in the O_DIRECT set (default 2)
+#   --ttfb-chunks N       cold chunks for time-to-first-byte (default 2)
+#   --threads LIST        worker counts (default 1,4)
+#   --reps N              repetitions (default 3)
+#   --lookup-seconds S    duration of each lookup measurement (default 2)
+#   --part-mib N          raw_s3 ranged-GET part size (default 8)
+#   --kvfs PATH           kvfs binary (default: build/kvfs, build-bench/..., else built here)
+#   --kvfs-cache-size B   kvfs cache_size in bytes (default 4294967296)
+#   --out DIR             results dir (default bench/results/<date>)
+#   --results-md FILE     report file (default bench/RESULTS.md; "-" = no report)
+#   --no-install          do not apt-get install missing peers
+# env: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (default: the test server's keys), AWS_REGION.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BENCH=$ROOT/bench
+BUILD=${KVFS_BENCH_BUILD_DIR:-$ROOT/build-bench}
+CMDLINE="bench/run.sh $*"
+
+ENDPOINT="" CEPH_CONF="" SYSTEMS=kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
+SIZES=8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
+PART_MIB=8 KVFS_BIN="" KVFS_CACHE_SIZE=4294967296 OUT="" RESULTS_MD=$BENCH/RESULTS.md INSTALL=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --endpoint) ENDPOINT=$2; shift ;;
+    --ceph-conf) CEPH_CONF=$2; shift ;;
+    --systems) SYSTEMS=$2; shift ;;
+    --sizes) SIZES=$2; shift ;;
+    --chunks) CHUNKS=$2; shift ;;
+    --odirect-chunks) ODIRECT_CHUNKS=$2; shift ;;
+    --ttfb-chunks) TTFB_CHUNKS=$2; shift ;;
+    --threads) THREADS=$2; shift ;;
+    --reps) REPS=$2; shift ;;
+    --lookup-seconds) LOOKUP_SECONDS=$2; shift ;;
+    --part-mib) PART_MIB=$2; shift ;;
+    --kvfs) KVFS_BIN=$2; shift ;;
+    --kvfs-cache-size) KVFS_CACHE_SIZE=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    --results-md) RESULTS_MD=$2; shift ;;
+    --no-install) INSTALL=0 ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+export AWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID:-TESTACCESSKEY0000001}
+export AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY:-testsecretkey0000000000000000000000000001}
+export AWS_REGION=${AWS_REGION:-us-east-1}
+RUN_ID=$(date +%Y%m%d-%H%M%S)
+OUT=${OUT:-$BENCH/results/$RUN_ID}
+mkdir -p "$OUT/logs"
+RESULTS=$OUT/results.jsonl
+WORK=$(mktemp -d /tmp/kvbench.XXXXXX)
+SHM=/dev/shm/kvbench-$$
+T0=$(date +%s)
+STARTED_RGW=0
+
+say() { echo "[run.sh $(date +%T) +$(($(date +%s) - T0))s] $*"; }
+has() { [[ ",$SYSTEMS," == *",$1,"* ]]; }
+note() {  # note SYSTEM TEXT: a skipped system or other remark, kept in the results
+  say "$1: $2"
+  python3 -c 'import json,sys,time; print(json.dumps({"ts": round(time.time(), 3),
+    "system": sys.argv[1], "phase": "note", "note": sys.argv[2]}))' "$1" "$2" >>"$RESULTS"
+}
+
+# --- cleanup: unmount whatever we mounted, stop the server we started ---
+MOUNTED=()
+cleanup() {
+  for m in "${MOUNTED[@]}"; do unmount_dir "$m" 2>/dev/null; done
+  rm -rf "$WORK" "$SHM"
+  if [ "$STARTED_RGW" = 1 ]; then
+    say "stopping the benchmark's RGW"
+    KVFS_CEPH_DIR=$CEPH_DIR KVFS_RGW_PORT=$RGW_PORT "$ROOT/tests/s3server/rgw.sh" stop \
+      >>"$OUT/logs/rgw.log" 2>&1
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- 1. peers and tools ---
+# The report's chart needs matplotlib; Debian's package serves /usr/bin/python3, which may not be
+# the python3 first on PATH (pyenv).
+report_python() {
+  for p in python3 /usr/bin/python3; do
+    "$p" -c 'import matplotlib' 2>/dev/null && { echo "$p"; return 0; }
+  done
+  echo python3
+  return 1
+}
+install_missing() {
+  local pkgs=()
+  has s3fs && ! command -v s3fs >/dev/null && pkgs+=(s3fs)
+  { has rclone-off || has rclone-full; } && ! command -v rclone >/dev/null && pkgs+=(rclone)
+  report_python >/dev/null || pkgs+=(python3-matplotlib)
+  [ ${#pkgs[@]} -eq 0 ] && return
+  if [ "$INSTALL" = 0 ]; then say "missing (not installing): ${pkgs[*]}"; return; fi
+  say "installing ${pkgs[*]}"
+  apt-get install -y "${pkgs[@]}" >>"$OUT/logs/apt.log" 2>&1 ||
+    { apt-get update >>"$OUT/logs/apt.log" 2>&1 &&
+      apt-get install -y "${pkgs[@]}" >>"$OUT/logs/apt.log" 2>&1; } ||
+    say "apt-get install failed (see $OUT/logs/apt.log); affected systems will be skipped"
+}
+install_missing
+
+# --- 2. native tools: raw_s3 (and kvfs when no binary is given) ---
+build() {
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DKVFS_BUILD_BENCH=ON -DKVFS_BUILD_TESTS=OFF \
+      >>"$OUT/logs/build.log" 2>&1 || return 1
+  fi
+  ninja -C "$BUILD" -j"$(nproc)" "$@" >>"$OUT/logs/build.log" 2>&1
+}
+RAW_S3=""
+if has raw-s3; then
+  if build raw_s3; then RAW_S3=$BUILD/bench/raw_s3
+  elif build raw_s3_curl; then RAW_S3=$BUILD/bench/raw_s3_curl
+    say "raw_s3 (kvfs S3 client) does not build; using raw_s3_curl (libcurl)"
+  else say "raw_s3 does not build (see $OUT/logs/build.log)"
+  fi
+fi
+if has kvfs && [ -z "$KVFS_BIN" ]; then
+  for c in "$ROOT/build/kvfs" "$ROOT/build/src/kvfs" "$BUILD/kvfs" "$BUILD/src/kvfs"; do
+    [ -x "$c" ] && { KVFS_BIN=$c; break; }
+  done
+  if [ -z "$KVFS_BIN" ] && build kvfs; then
+    for c in "$BUILD/kvfs" "$BUILD/src/kvfs"; do [ -x "$c" ] && { KVFS_BIN=$c; break; }; done
+  fi
+fi
+
+# --- 3. the S3 server ---
+if [ -z "$ENDPOINT" ]; then
+  RGW_PORT=${KVFS_BENCH_RGW_PORT:-17480}
+  CEPH_DIR=${KVFS_BENCH_CEPH_DIR:-/tmp/kvfs-bench-ceph}
+  export KVFS_MON_PORT_V2=${KVFS_BENCH_MON_PORT_V2:-13300}
+  export KVFS_MON_PORT_V1=${KVFS_BENCH_MON_PORT_V1:-16789}
+  command -v radosgw >/dev/null ||
+    { say "installing Ceph RGW"; "$ROOT/tests/s3server/rgw.sh" install >>"$OUT/logs/rgw.log" 2>&1; }
+  say "starting RGW on 127.0.0.1:$RGW_PORT ($CEPH_DIR)"
+  STARTED_RGW=1
+  KVFS_CEPH_DIR=$CEPH_DIR KVFS_RGW_PORT=$RGW_PORT "$ROOT/tests/s3server/rgw.sh" start \
+    >>"$OUT/logs/rgw.log" 2>&1 || { say "RGW did not start: see $OUT/logs/rgw.log"; exit 1; }
+  ENDPOINT=http://127.0.0.1:$RGW_PORT
+  CEPH_CONF=$CEPH_DIR/ceph.conf
+fi
+export S3_ENDPOINT=$ENDPOINT
+S3UTIL=(python3 "$BENCH/s3util.py")
+
+# --- 4. what was run, on what ---
+python3 - "$OUT/meta.json" <<EOF
+import json, os, platform, subprocess, sys, time
+def sh(c):
+    try: return subprocess.run(c, shell=True, capture_output=True, text=True, timeout=20).stdout.strip()
+    except Exception: return ""
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
+mem = next((int(l.split()[1]) // 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal")), 0)
+json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "command": """$CMDLINE""",
+  "nproc": os.cpu_count(), "ram_mib": mem, "kernel": platform.release(), "cpu": cpu,
+  "loadavg_start": open("/proc/loadavg").read().split()[:3],
+  "endpoint": "$ENDPOINT", "server": "Ceph RGW " + sh("radosgw --version | head -1 | cut -d' ' -f3"),
+  "started_server": $STARTED_RGW == 1, "systems": "$SYSTEMS", "sizes_mib": "$SIZES",
+  "chunks": $CHUNKS, "odirect_chunks": $ODIRECT_CHUNKS, "ttfb_chunks": $TTFB_CHUNKS,
+  "threads": "$THREADS", "reps": $REPS, "lookup_seconds": $LOOKUP_SECONDS, "part_mib": $PART_MIB,
+  "kvfs": "$KVFS_BIN", "kvfs_rev": sh("git -C $ROOT rev-parse --short HEAD"),
+  "s3fs": sh("s3fs --version 2>&1 | head -1"), "rclone": sh("rclone version 2>/dev/null | head -1"),
+  "raw_s3": "$RAW_S3", "python": platform.python_version()}, open(sys.argv[1], "w"), indent=1)
+EOF
+
+# --- mounting ---
+PASSWD=$WORK/s3fs.passwd
+(umask 077; echo "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" >"$PASSWD")
+MNT=$WORK/mnt
+mkdir -p "$MNT"
+DAEMON_PID=""
+
+mount_system() {  # mount_system SYSTEM BUCKET CACHE_DIR LOG -> DAEMON_PID, 0 when ready
+  local sys=$1 bucket=$2 cache=$3 log=$4
+  rm -rf "$cache"; mkdir -p "$cache"
+  case "$sys" in
+    s3fs)
+      s3fs "$bucket" "$MNT" -f -o passwd_file="$PASSWD" -o url="$ENDPOINT" \
+        -o use_path_request_style -o endpoint="$AWS_REGION" >>"$log" 2>&1 &
+      ;;
+    rclone-off|rclone-full)
+      env -u AWS_CA_BUNDLE RCLONE_CONFIG_KVB_TYPE=s3 RCLONE_CONFIG_KVB_PROVIDER=Ceph \
+        RCLONE_CONFIG_KVB_ENDPOINT="$ENDPOINT" RCLONE_CONFIG_KVB_REGION="$AWS_REGION" \
+        RCLONE_CONFIG_KVB_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" \
+        RCLONE_CONFIG_KVB_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
+        RCLONE_CONFIG_KVB_FORCE_PATH_STYLE=true \
+        rclone mount "kvb:$bucket" "$MNT" --vfs-cache-mode "${sys#rclone-}" \
+        --cache-dir "$cache" >>"$log" 2>&1 &
+      ;;
+    kvfs)
+      cat >"$WORK/kvfs.yaml" <<EOF
+endpoint: $ENDPOINT
+region: $AWS_REGION
+path_style: true
+cache_dir: $cache
+cache_size: $KVFS_CACHE_SIZE
+EOF
+      "$KVFS_BIN" -f --config "$WORK/kvfs.yaml" "s3://$bucket" "$MNT" >>"$log" 2>&1 &
+      ;;
+  esac
+  DAEMON_PID=$!
+  for _ in $(seq 1 120); do
+    mountpoint -q "$MNT" && { MOUNTED+=("$MNT"); return 0; }
+    kill -0 "$DAEMON_PID" 2>/dev/null || return 1
+    sleep 0.25
+  done
+  kill "$DAEMON_PID" 2>/dev/null
+  return 1
+}
+
+unmount_dir() {  # waits for the daemon to exit (it may still be uploading)
+  local m=$1
+  fusermount3 -u "$m" 2>/dev/null || fusermount -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+  if [ -n "$DAEMON_PID" ]; then
+    for _ in $(seq 1 600); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$DAEMON_PID" 2>/dev/null && kill "$DAEMON_PID"
+    DAEMON_PID=""
+  fi
+  MOUNTED=()
+}
+
+# Deletes the chunks and lets the server reclaim them now (RGW keeps deleted tail objects for
+# hours otherwise, and a memstore OSD would fill up over a full run).
+empty_bucket() {
+  "${S3UTIL[@]}" empty "$1" >>"$OUT/logs/s3util.log" 2>&1
+  if [ -n "$CEPH_CONF" ] && [ -r "$CEPH_CONF" ]; then
+    timeout 120 radosgw-admin -c "$CEPH_CONF" gc process --include-all >>"$OUT/logs/gc.log" 2>&1
+  fi
+}
+
+# Waits until the bucket holds as many objects as the mount shows files (rclone's full cache
+# mode uploads after close), and records how long that took after the last close.
+wait_durable() {  # wait_durable SYSTEM REP BUCKET
+  local want have t0 waited
+  want=$(find "$MNT" -maxdepth 1 -type f | wc -l)
+  t0=$(date +%s.%N)
+  for _ in $(seq 1 1200); do
+    have=$("${S3UTIL[@]}" ls "$3" 2>/dev/null | wc -l)
+    [ "$have" -ge "$want" ] && break
+    sleep 0.25
+  done
+  waited=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.3f", b-a}')
+  echo "{\"ts\": $(date +%s), \"system\": \"$1\", \"rep\": $2, \"phase\": \"flush\", \"seconds\": $waited, \"objects\": $have, \"files\": $want}" >>"$RESULTS"
+}
+
+KVB_COMMON=(--sizes "$SIZES" --chunks "$CHUNKS" --odirect-chunks "$ODIRECT_CHUNKS"
+  --ttfb-chunks "$TTFB_CHUNKS" --threads "$THREADS" --lookup-seconds "$LOOKUP_SECONDS"
+  --out "$RESULTS")
+
+run_fs() {  # run_fs SYSTEM REP: write on one mount, read on a fresh one (cold, like another node)
+  local sys=$1 rep=$2 bucket=kvbench-$1-$RUN_ID log=$OUT/logs/$1.log
+  "${S3UTIL[@]}" mb "$bucket" || { note "$sys" "cannot create bucket $bucket"; return; }
+  if ! mount_system "$sys" "$bucket" "$SHM/cache-$sys" "$log"; then
+    note "$sys" "mount failed (log: $log): $(tail -n 3 "$log" | tr '\n' ' ')"
+    return
+  fi
+  python3 "$BENCH/kvbench.py" --dir "$MNT" --system "$sys" --rep "$rep" --tag "r$rep" \
+    --label write-mount --phases write,write_odirect --pid "$DAEMON_PID" \
+    "${KVB_COMMON[@]}" || note "$sys" "kvbench write phases failed"
+  wait_durable "$sys" "$rep" "$bucket"
+  unmount_dir "$MNT"
+  if ! mount_system "$sys" "$bucket" "$SHM/cache-$sys" "$log"; then
+    note "$sys" "remount failed (log: $log)"
+    return
+  fi
+  python3 "$BENCH/kvbench.py" --dir "$MNT" --system "$sys" --rep "$rep" --tag "r$rep" \
+    --label read-mount --pid "$DAEMON_PID" \
+    --phases ttfb,read_cold,read_cold_odirect,read_warm,read_warm_odirect,lookup \
+    "${KVB_COMMON[@]}" || note "$sys" "kvbench read phases failed"
+  unmount_dir "$MNT"
+  rm -rf "$SHM/cache-$sys"
+  empty_bucket "$bucket"
+}
+
+run_raw_s3() {
+  local rep=$1 bucket=kvbench-raw-$RUN_ID
+  "${S3UTIL[@]}" mb "$bucket" || { note raw-s3 "cannot create bucket $bucket"; return; }
+  "$RAW_S3" --endpoint "$ENDPOINT" --bucket "$bucket" --region "$AWS_REGION" --sizes "$SIZES" \
+    --chunks "$CHUNKS" --ttfb-chunks "$TTFB_CHUNKS" --threads "$THREADS" --part-mib "$PART_MIB" \
+    --lookup-seconds "$LOOKUP_SECONDS" --tag "r$rep" --rep "$rep" --out "$RESULTS" \
+    2>>"$OUT/logs/raw_s3.log" || note raw-s3 "raw_s3 failed (see $OUT/logs/raw_s3.log)"
+  empty_bucket "$bucket"
+}
+
+run_tmpfs() {
+  rm -rf "$SHM/tmpfs"; mkdir -p "$SHM/tmpfs"
+  python3 "$BENCH/kvbench.py" --dir "$SHM/tmpfs" --system tmpfs --rep "$1" --tag "r$1" \
+    --label tmpfs --phases all "${KVB_COMMON[@]}" || note tmpfs "kvbench failed"
+  rm -rf "$SHM/tmpfs"
+}
+
+available() {  # available SYSTEM: 0 if it can run, else records why not
+  case "$1" in
+    s3fs) command -v s3fs >/dev/null || { note s3fs "skipped: s3fs not installed"; return 1; } ;;
+    rclone-*) command -v rclone >/dev/null || { note "$1" "skipped: rclone not installed"; return 1; } ;;
+    kvfs) [ -n "$KVFS_BIN" ] && [ -x "$KVFS_BIN" ] ||
+      { note kvfs "skipped: no kvfs binary (build/kvfs missing and it does not build yet)"; return 1; } ;;
+    raw-s3) [ -n "$RAW_S3" ] || { note raw-s3 "skipped: raw_s3 does not build"; return 1; } ;;
+    tmpfs) ;;
+    *) note "$1" "skipped: unknown system"; return 1 ;;
+  esac
+}
+
+# --- 5. the runs: repetitions outermost, so slow drift of a shared machine hits every system ---
+IFS=, read -r -a SYS_LIST <<<"$SYSTEMS"
+RUNNABLE=()
+for s in "${SYS_LIST[@]}"; do available "$s" && RUNNABLE+=("$s"); done
+say "endpoint $ENDPOINT; systems: ${RUNNABLE[*]}; results in $OUT"
+mkdir -p "$SHM"
+for rep in $(seq 1 "$REPS"); do
+  for s in "${RUNNABLE[@]}"; do
+    say "rep $rep/$REPS: $s"
+    case "$s" in
+      raw-s3) run_raw_s3 "$rep" ;;
+      tmpfs) run_tmpfs "$rep" ;;
+      *) run_fs "$s" "$rep" ;;
+    esac
+  done
+done
+for s in "${RUNNABLE[@]}"; do
+  case "$s" in raw-s3) b=kvbench-raw-$RUN_ID ;; tmpfs) continue ;; *) b=kvbench-$s-$RUN_ID ;; esac
+  "${S3UTIL[@]}" rb "$b" >>"$OUT/logs/s3util.log" 2>&1
+done
+say "runs done in $(($(date +%s) - T0)) s"
+
+# --- 6. report ---
+if [ "$RESULTS_MD" != "-" ]; then
+  "$(report_python)" "$BENCH/report.py" --results "$RESULTS" --meta "$OUT/meta.json" --md "$RESULTS_MD" \
+    --png "${RESULTS_MD%.md}.png" && say "report: $RESULTS_MD"
+fi
