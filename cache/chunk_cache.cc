@@ -1,0 +1,460 @@
+#include "cache/chunk_cache.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "cache/cache_dir.h"
+#include "cache/entry_format.h"
+
+namespace kvfs {
+namespace {
+
+using State = CacheEntry::State;
+
+bool EtagsMatch(const std::string& a, const std::string& b) {
+  // An empty ETag is unknown (e.g. RGW's multipart completion sends none); chunk names are
+  // content-derived, so size alone decides then.
+  return a.empty() || b.empty() || a == b;
+}
+
+Status PwriteAll(int fd, const std::string& data, uint64_t off) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t r = pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(off + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return Status::FromErrno(errno, "write of cache entry trailer");
+    done += static_cast<size_t>(r);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+// ---- EntryRef / FillRef ----
+
+EntryRef& EntryRef::operator=(EntryRef&& o) noexcept {
+  if (this != &o) {
+    Reset();
+    cache_ = o.cache_;
+    entry_ = std::move(o.entry_);
+    fd_ = o.fd_;
+    o.entry_.reset();
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+void EntryRef::Reset() {
+  if (entry_ == nullptr) return;
+  cache_->Unpin(entry_.get());
+  if (fd_ >= 0) close(fd_);
+  entry_.reset();
+  fd_ = -1;
+}
+
+uint64_t EntryRef::size() const { return entry_->size; }
+const std::string& EntryRef::key() const { return entry_->key; }
+const std::string& EntryRef::etag() const { return entry_->etag; }
+
+FillRef& FillRef::operator=(FillRef&& o) noexcept {
+  if (this != &o) {
+    Reset();
+    cache_ = o.cache_;
+    entry_ = std::move(o.entry_);
+    fd_ = o.fd_;
+    o.entry_.reset();
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+void FillRef::Reset() {
+  if (entry_ == nullptr) return;
+  cache_->AbortFill(std::move(entry_), fd_);
+  entry_.reset();
+  fd_ = -1;
+}
+
+uint64_t FillRef::size() const { return entry_->size; }
+const std::string& FillRef::key() const { return entry_->key; }
+
+Result<EntryRef> FillRef::Commit(std::optional<uint32_t> crc) {
+  if (entry_ == nullptr) return Status::Internal("Commit of an empty FillRef");
+  int fd = fd_;
+  fd_ = -1;
+  return cache_->CommitFill(std::move(entry_), fd, crc);
+}
+
+// ---- ChunkCache ----
+
+ChunkCache::ChunkCache(const ChunkCacheOptions& opts, std::unique_ptr<CacheDir> dir)
+    : opts_(opts),
+      dir_(std::move(dir)),
+      index_(opts.capacity, opts.high_watermark, opts.evict_ratio) {}
+
+ChunkCache::~ChunkCache() = default;
+
+std::string ChunkCache::spool_dir() const { return dir_->spool_dir(); }
+
+Result<std::unique_ptr<ChunkCache>> ChunkCache::Open(const ChunkCacheOptions& opts) {
+  if (opts.capacity == 0) return Status::InvalidArgument("cache_size must be greater than 0");
+  if (!(opts.high_watermark > 0 && opts.high_watermark <= 1) ||
+      !(opts.evict_ratio >= 0 && opts.evict_ratio <= opts.high_watermark)) {
+    return Status::InvalidArgument(
+        "cache watermarks: need 0 < high_watermark <= 1 and "
+        "0 <= evict_ratio <= high_watermark");
+  }
+  KVFS_ASSIGN_OR_RETURN(std::unique_ptr<CacheDir> dir, CacheDir::Open(opts.dir));
+  std::unique_ptr<ChunkCache> cache(new ChunkCache(opts, std::move(dir)));
+  cache->Recover(opts.verify_at_open);
+  return cache;
+}
+
+void ChunkCache::Recover(bool verify_now) {
+  ScanResult sr = dir_->Scan();
+  uint64_t verify_failures = 0;
+  if (verify_now) {
+    std::erase_if(sr.entries, [&](const ScannedEntry& se) {
+      int fd = open(dir_->DataPath(se.file_name).c_str(), O_RDONLY | O_CLOEXEC);
+      Result<uint32_t> crc = fd >= 0 ? ChecksumFile(fd, se.meta.size)
+                                     : Result<uint32_t>(Status::FromErrno(errno, "open"));
+      if (fd >= 0) close(fd);
+      if (crc.ok() && *crc == se.meta.crc) return false;
+      spdlog::warn("cache: dropping {}: checksum mismatch", dir_->DataPath(se.file_name));
+      unlink(dir_->DataPath(se.file_name).c_str());
+      verify_failures++;
+      return true;
+    });
+  }
+  // Oldest first, so the most recently filled end up most recently used.
+  std::sort(sr.entries.begin(), sr.entries.end(), [](const ScannedEntry& a, const ScannedEntry& b) {
+    return a.meta.fill_time_sec < b.meta.fill_time_sec;
+  });
+  std::vector<std::string> unlink;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    next_gen_ = sr.max_gen + 1;
+    for (ScannedEntry& se : sr.entries) {
+      auto e = std::make_shared<CacheEntry>();
+      e->key = std::move(se.meta.key);
+      e->size = se.meta.size;
+      e->etag = std::move(se.meta.etag);
+      e->crc = se.meta.crc;
+      e->fill_time_sec = se.meta.fill_time_sec;
+      e->key_hash = se.key_hash;
+      e->gen = se.gen;
+      e->file_name = se.file_name;
+      e->state = verify_now ? State::kReady : State::kUnverified;
+      index_.Insert(std::move(e));
+    }
+    stats_.recovered = sr.entries.size();
+    stats_.recovery_dropped = sr.dropped + verify_failures;
+    stats_.verify_failures = verify_failures;
+    // A smaller capacity than last time: trim now rather than at the first fill.
+    std::vector<EntryPtr> victims;
+    (void)index_.MakeRoom(0, &victims);
+    for (const EntryPtr& v : victims) unlink.push_back(v->file_name);
+  }
+  UnlinkAll(unlink);
+  spdlog::info("cache: {} entries recovered from {}, {} files dropped", sr.entries.size(),
+               dir_->data_dir(), sr.dropped + verify_failures);
+}
+
+void ChunkCache::UnlinkAll(const std::vector<std::string>& names) {
+  for (const std::string& n : names) {
+    if (unlink(dir_->DataPath(n).c_str()) != 0 && errno != ENOENT) {
+      spdlog::warn("cache: cannot remove {}: {}", dir_->DataPath(n), strerror(errno));
+    }
+  }
+}
+
+void ChunkCache::RemoveLocked(CacheEntry* e, std::vector<std::string>* unlink) {
+  if (!e->indexed) return;
+  unlink->push_back(e->file_name);
+  index_.Remove(e);
+}
+
+void ChunkCache::Unpin(CacheEntry* e) {
+  std::lock_guard<std::mutex> l(mu_);
+  index_.Unpin(e);
+}
+
+std::optional<EntryRef> ChunkCache::Lookup(const std::string& key, uint64_t size,
+                                           const std::string& etag) {
+  std::vector<std::string> unlink;
+  EntryPtr e;
+  bool verify = false;
+  std::string path;
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    for (;;) {
+      e = index_.Find(key);
+      if (e == nullptr || e->state == State::kFilling) {
+        stats_.misses++;
+        return std::nullopt;
+      }
+      if (e->state == State::kVerifying) {  // another Lookup checks it; wait for its verdict
+        verified_cv_.wait(l);
+        continue;
+      }
+      break;
+    }
+    if (e->size != size || !EtagsMatch(e->etag, etag)) {
+      spdlog::info("cache: dropping stale entry for {} (size {} etag '{}', wanted {} '{}')", key,
+                   e->size, e->etag, size, etag);
+      RemoveLocked(e.get(), &unlink);
+      stats_.misses++;
+      l.unlock();
+      UnlinkAll(unlink);
+      return std::nullopt;
+    }
+    index_.Pin(e.get());
+    index_.Touch(e.get());
+    verify = e->state == State::kUnverified;
+    if (verify) e->state = State::kVerifying;
+    path = dir_->DataPath(e->file_name);
+  }
+  // File work outside the mutex; the pin keeps the entry (and its file) from being evicted.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  Status st = fd >= 0 ? Status::OK() : Status::FromErrno(errno, "open " + path);
+  if (st.ok() && verify) {
+    Result<uint32_t> crc = ChecksumFile(fd, size);
+    if (!crc.ok()) {
+      st = crc.status();
+    } else if (*crc != e->crc) {
+      st = Status::DataLoss("checksum mismatch");
+    }
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (verify) {
+      e->state = st.ok() ? State::kReady : State::kUnverified;
+      if (!st.ok()) stats_.verify_failures++;
+      verified_cv_.notify_all();
+    }
+    if (st.ok()) {
+      stats_.hits++;
+    } else {
+      spdlog::warn("cache: dropping entry {} for {}: {}", path, key, st.ToString());
+      RemoveLocked(e.get(), &unlink);
+      index_.Unpin(e.get());
+      stats_.misses++;
+    }
+  }
+  if (st.ok()) return EntryRef(this, std::move(e), fd);
+  if (fd >= 0) close(fd);
+  UnlinkAll(unlink);
+  return std::nullopt;
+}
+
+Result<ChunkCache::EntryPtr> ChunkCache::ReserveLocked(const std::string& key, uint64_t size,
+                                                       const std::string& etag,
+                                                       std::vector<std::string>* unlink) {
+  if (EntryPtr old = index_.Find(key)) {
+    if (old->state == State::kFilling) {
+      return Status::AlreadyExists("cache: a fill of " + key + " is in progress");
+    }
+    if (old->size == size && EtagsMatch(old->etag, etag)) {
+      return Status::AlreadyExists("cache: " + key + " is cached already");
+    }
+    RemoveLocked(old.get(), unlink);
+  }
+  if (size > index_.capacity()) {
+    stats_.fill_rejected++;
+    return Status::ResourceExhausted("cache: " + key + " (" + std::to_string(size) +
+                                     " bytes) is larger than the cache (" +
+                                     std::to_string(index_.capacity()) + " bytes)");
+  }
+  std::vector<EntryPtr> victims;
+  Status st = index_.MakeRoom(size, &victims);
+  for (const EntryPtr& v : victims) unlink->push_back(v->file_name);
+  if (!st.ok()) {
+    stats_.fill_rejected++;
+    return st.Annotate("cache: no room for " + key);
+  }
+  auto e = std::make_shared<CacheEntry>();
+  e->key = key;
+  e->size = size;
+  e->etag = etag;
+  e->key_hash = KeyHash(key);
+  e->gen = next_gen_++;
+  e->file_name = FillFileName(e->key_hash, e->gen);
+  e->state = State::kFilling;
+  e->pins = 1;
+  index_.Insert(e);
+  return e;
+}
+
+Result<FillRef> ChunkCache::StartFill(const std::string& key, uint64_t size,
+                                      const std::string& etag) {
+  std::vector<std::string> unlink;
+  Result<EntryPtr> r = Status::Internal("unset");
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    r = ReserveLocked(key, size, etag, &unlink);
+  }
+  UnlinkAll(unlink);
+  if (!r.ok()) return r.status();
+  EntryPtr e = std::move(r).value();
+  const std::string path = dir_->DataPath(e->file_name);
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    Status st = Status::FromErrno(errno, "cache: create " + path);
+    AbortFill(std::move(e), -1);
+    return st;
+  }
+  // Allocate now: a full disk is then a clean error here, not a SIGBUS in a writer using mmap.
+  int err = size == 0 ? 0 : posix_fallocate(fd, 0, static_cast<off_t>(size));
+  if (err == EOPNOTSUPP || err == EINVAL) {
+    err = ftruncate(fd, static_cast<off_t>(size)) == 0 ? 0 : errno;
+  }
+  if (err != 0) {
+    Status st = Status::FromErrno(
+        err, "cache: allocate " + std::to_string(size) + " bytes for " + key + " in " + path);
+    AbortFill(std::move(e), fd);
+    return st;
+  }
+  return FillRef(this, std::move(e), fd);
+}
+
+void ChunkCache::PublishLocked(CacheEntry* e, const std::string& final_name,
+                               std::vector<std::string>* unlink) {
+  if (!e->indexed) {  // removed while filling: keep serving the holder's fd, drop the file
+    unlink->push_back(final_name);
+    return;
+  }
+  e->file_name = final_name;
+  e->state = State::kReady;
+  index_.Touch(e);
+  stats_.fills++;
+}
+
+Result<EntryRef> ChunkCache::CommitFill(EntryPtr e, int fd, std::optional<uint32_t> crc) {
+  if (!crc.has_value()) {
+    Result<uint32_t> c = ChecksumFile(fd, e->size);
+    if (!c.ok()) {
+      AbortFill(std::move(e), fd);
+      return c.status().Annotate("cache: commit");
+    }
+    crc = *c;
+  }
+  EntryMeta m{e->key, e->size, e->etag, *crc, static_cast<int64_t>(time(nullptr))};
+  Status st = PwriteAll(fd, EncodeTrailer(m), e->size);
+  if (!st.ok()) {
+    AbortFill(std::move(e), fd);
+    return st;
+  }
+  const std::string final_name = EntryFileName(e->key_hash, e->gen);
+  const std::string from = dir_->DataPath(e->file_name);  // file_name changes only here
+  const int rc = rename(from.c_str(), dir_->DataPath(final_name).c_str());
+  const int err = errno;
+  std::vector<std::string> unlink;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    e->crc = *crc;
+    e->fill_time_sec = m.fill_time_sec;
+    if (rc == 0 || !e->indexed) PublishLocked(e.get(), final_name, &unlink);
+  }
+  UnlinkAll(unlink);
+  if (rc != 0 && e->indexed) {
+    st = Status::FromErrno(err, "cache: rename " + from);
+    AbortFill(std::move(e), fd);
+    return st;
+  }
+  return EntryRef(this, std::move(e), fd);
+}
+
+void ChunkCache::AbortFill(EntryPtr e, int fd) {
+  std::vector<std::string> unlink;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stats_.fill_aborts++;
+    RemoveLocked(e.get(), &unlink);
+    index_.Unpin(e.get());
+  }
+  UnlinkAll(unlink);
+  if (fd >= 0) close(fd);
+}
+
+bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::string& etag,
+                           const std::string& path) {
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    spdlog::warn("cache: cannot adopt {} for {}: {}", path, key, strerror(errno));
+    return false;
+  }
+  struct stat st;
+  Result<uint32_t> crc = Status::DataLoss("size");
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == size) {
+    crc = ChecksumFile(fd, size);
+  }
+  std::vector<std::string> unlink;
+  Result<EntryPtr> r = crc.status();
+  if (crc.ok()) {
+    std::lock_guard<std::mutex> l(mu_);
+    r = ReserveLocked(key, size, etag, &unlink);
+  }
+  UnlinkAll(unlink);
+  if (!r.ok()) {
+    close(fd);
+    if (r.status().code() != StatusCode::kAlreadyExists) {
+      spdlog::info("cache: not adopting {} for {}: {}", path, key, r.status().ToString());
+    }
+    return false;
+  }
+  EntryPtr e = std::move(r).value();
+  EntryMeta m{key, size, etag, *crc, static_cast<int64_t>(time(nullptr))};
+  const std::string final_name = EntryFileName(e->key_hash, e->gen);
+  Status ws = PwriteAll(fd, EncodeTrailer(m), size);
+  if (ws.ok() && rename(path.c_str(), dir_->DataPath(final_name).c_str()) != 0) {
+    ws = Status::FromErrno(errno, "rename " + path + " into " + dir_->data_dir());
+  }
+  if (!ws.ok()) {
+    if (ftruncate(fd, static_cast<off_t>(size)) != 0) {  // give the file back as it was
+      spdlog::warn("cache: cannot restore {}: {}", path, strerror(errno));
+    }
+    spdlog::info("cache: not adopting {} for {}: {}", path, key, ws.ToString());
+    AbortFill(std::move(e), fd);
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    e->crc = *crc;
+    e->fill_time_sec = m.fill_time_sec;
+    PublishLocked(e.get(), final_name, &unlink);
+    if (e->indexed) stats_.adopted++;
+    index_.Unpin(e.get());
+  }
+  UnlinkAll(unlink);
+  close(fd);
+  return true;
+}
+
+void ChunkCache::Remove(const std::string& key) {
+  std::vector<std::string> unlink;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (EntryPtr e = index_.Find(key)) RemoveLocked(e.get(), &unlink);
+  }
+  UnlinkAll(unlink);
+}
+
+CacheStats ChunkCache::Stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  CacheStats s = stats_;
+  s.entries = index_.entries();
+  s.bytes = index_.used_bytes();
+  s.capacity = index_.capacity();
+  s.evictions = index_.evictions();
+  s.bytes_evicted = index_.bytes_evicted();
+  return s;
+}
+
+}  // namespace kvfs

@@ -1,1 +1,0 @@
-// Keeps kvfs_cache non-empty until the cache sources land.
