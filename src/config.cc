@@ -1,0 +1,369 @@
+// YAML config files: kvfs's own keys (top level or under `kvfs:`) and LMCache's S3 backend keys
+// (remote_url, blocking_timeout_secs, extra_config.s3_*...), so an LMCache config file can be used
+// as-is. Within one file, keys are applied in a fixed order whatever their order in the text:
+// LMCache's remote_url, then kvfs's `source`, then the other LMCache keys, then kvfs's own keys -
+// so an explicit kvfs key always wins over the LMCache key that means the same thing.
+#include "src/config.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "src/config_keys.h"
+#include "src/config_values.h"
+
+namespace kvfs {
+namespace {
+
+// LMCache keys with no meaning for kvfs: accepted silently so LMCache's files load unchanged.
+const std::set<std::string, std::less<>>& IgnoredLmcacheKeys() {
+  static const std::set<std::string, std::less<>> keys = {"chunk_size",
+                                                          "local_cpu",
+                                                          "max_local_cpu_size",
+                                                          "local_disk",
+                                                          "max_local_disk_size",
+                                                          "remote_serde",
+                                                          "save_unfull_chunk",
+                                                          "enable_async_loading",
+                                                          "local_device",
+                                                          "save_decode_cache",
+                                                          "use_layerwise",
+                                                          "enable_blending",
+                                                          "blend_recompute_ratios",
+                                                          "blend_thresholds",
+                                                          "blend_check_layers",
+                                                          "blend_min_tokens",
+                                                          "blend_special_str",
+                                                          "enable_p2p",
+                                                          "lookup_url",
+                                                          "distributed_url",
+                                                          "enable_pd",
+                                                          "pd_role",
+                                                          "pd_buffer_size",
+                                                          "pd_buffer_device",
+                                                          "pd_peer_host",
+                                                          "pd_peer_init_port",
+                                                          "pd_peer_alloc_port",
+                                                          "pd_proxy_host",
+                                                          "pd_proxy_port",
+                                                          "transfer_channel",
+                                                          "cache_policy",
+                                                          "numa_mode",
+                                                          "min_retrieve_tokens",
+                                                          "lmcache_instance_id",
+                                                          "enable_controller",
+                                                          "controller_url",
+                                                          "internal_api_server_enabled",
+                                                          "internal_api_server_port_start",
+                                                          "gds_path",
+                                                          "cufile_buffer_size",
+                                                          "priority_limit",
+                                                          "py_enable_gc",
+                                                          "remote_storage_plugins",
+                                                          "cache_engine_type",
+                                                          "lmcache_worker_port",
+                                                          "extra_config_version"};
+  return keys;
+}
+
+const std::set<std::string, std::less<>>& IgnoredExtraConfigKeys() {
+  static const std::set<std::string, std::less<>> keys = {"save_chunk_meta", "s3_part_size"};
+  return keys;
+}
+
+// extra_config keys that are kvfs keys under another name.
+const char* ExtraConfigAlias(std::string_view key) {
+  if (key == "s3_region") return "region";
+  if (key == "s3_prefer_http2") return "prefer_http2";
+  if (key == "s3_enable_s3express") return "s3express";
+  if (key == "s3_file_prefix") return "key_prefix";
+  if (key == "disable_tls") return "disable_tls";
+  if (key == "aws_access_key_id") return "access_key_id";
+  if (key == "aws_secret_access_key") return "secret_access_key";
+  if (key == "aws_session_token") return "session_token";
+  return nullptr;
+}
+
+// Order of application inside one file (see the file comment).
+enum Priority { kLmcacheSource = 0, kKvfsSource = 1, kLmcacheKey = 2, kKvfsKey = 3 };
+
+struct Entry {
+  int priority;
+  const ConfigKey* key;
+  RawValue value;
+  std::string display;  // the name as written in the file, e.g. "extra_config.s3_region"
+};
+
+// A YAML node as a RawValue; "" if it is a scalar or list, else the reason it is unusable.
+std::string ToRaw(const YAML::Node& node, RawValue* out) {
+  if (node.IsNull()) return "";
+  if (node.IsScalar()) {
+    out->scalar = node.Scalar();
+    return "";
+  }
+  if (node.IsSequence()) {
+    out->is_list = true;
+    for (const YAML::Node& item : node) {
+      if (!item.IsScalar()) return "expected a list of plain values";
+      out->items.push_back(item.Scalar());
+    }
+    return "";
+  }
+  return "expected a value, not a mapping";
+}
+
+class FileParser {
+ public:
+  explicit FileParser(std::string source) : source_(std::move(source)) {}
+
+  Status Collect(const YAML::Node& root) {
+    for (const auto& item : root) {
+      std::string name = item.first.Scalar();
+      const YAML::Node& value = item.second;
+      if (name == "kvfs") {
+        KVFS_RETURN_IF_ERROR(CollectSection(value, "kvfs.", &FileParser::CollectKvfsKey));
+      } else if (name == "extra_config") {
+        KVFS_RETURN_IF_ERROR(CollectSection(value, "extra_config.", &FileParser::CollectExtra));
+      } else if (name == "storage_backend") {
+        KVFS_RETURN_IF_ERROR(CollectStorageBackend(value));
+      } else if (name == "remote_url") {
+        KVFS_RETURN_IF_ERROR(Add(kLmcacheSource, "source", value, name));
+      } else if (name == "blocking_timeout_secs") {
+        KVFS_RETURN_IF_ERROR(AddSeconds("operation_timeout_ms", value, name));
+      } else if (IgnoredLmcacheKeys().count(name) != 0) {
+        continue;
+      } else {
+        KVFS_RETURN_IF_ERROR(CollectKvfsKey(name, value, name));
+      }
+    }
+    return AddInflight();
+  }
+
+  Status Apply(KvfsConfig* config) {
+    std::stable_sort(entries_.begin(), entries_.end(),
+                     [](const Entry& a, const Entry& b) { return a.priority < b.priority; });
+    for (const Entry& e : entries_) {
+      if (e.priority == kLmcacheSource) {
+        // LMCache's remote_url is virtual-hosted: s3://bucket.host.
+        Status st = ApplySourceUrl(std::string(Trim(e.value.scalar)), true, config);
+        if (!st.ok()) {
+          return Status::InvalidArgument(source_ + ": key '" + e.display + "': " + st.message());
+        }
+        continue;
+      }
+      KVFS_RETURN_IF_ERROR(ApplyKey(*e.key, e.value, e.display, source_, config));
+    }
+    return Status::OK();
+  }
+
+ private:
+  using Handler = Status (FileParser::*)(const std::string& name, const YAML::Node& value,
+                                         const std::string& display);
+
+  Status Error(const std::string& display, const std::string& reason) const {
+    return Status::InvalidArgument(source_ + ": key '" + display + "': " + reason);
+  }
+
+  void WarnUnknown(const std::string& display) const {
+    spdlog::warn("{}: ignoring unknown key '{}' (not a kvfs or LMCache S3 setting)", source_,
+                 display);
+  }
+
+  Status CollectSection(const YAML::Node& section, const std::string& prefix, Handler handler) {
+    if (section.IsNull()) return Status::OK();
+    if (!section.IsMap()) return Error(prefix.substr(0, prefix.size() - 1), "expected a mapping");
+    for (const auto& item : section) {
+      std::string name = item.first.Scalar();
+      KVFS_RETURN_IF_ERROR((this->*handler)(name, item.second, prefix + name));
+    }
+    return Status::OK();
+  }
+
+  Status CollectKvfsKey(const std::string& name, const YAML::Node& value,
+                        const std::string& display) {
+    if (FindConfigKey(name) == nullptr) {
+      WarnUnknown(display);
+      return Status::OK();
+    }
+    return Add(name == "source" ? kKvfsSource : kKvfsKey, name, value, display);
+  }
+
+  Status CollectExtra(const std::string& name, const YAML::Node& value,
+                      const std::string& display) {
+    if (name == "s3_num_io_threads" || name == "s3_max_io_concurrency" ||
+        name == "s3_max_inflight_reqs") {
+      RawValue raw;
+      std::string reason = ToRaw(value, &raw);
+      auto n = reason.empty() && !raw.is_list ? ParseInt(raw.scalar, 1, 4096) : std::nullopt;
+      if (!n) return Error(display, "'" + raw.scalar + "' is not an integer from 1 to 4096");
+      inflight_[name] = static_cast<int>(*n);
+      return Status::OK();
+    }
+    if (const char* alias = ExtraConfigAlias(name)) return Add(kLmcacheKey, alias, value, display);
+    if (IgnoredExtraConfigKeys().count(name) == 0) WarnUnknown(display);
+    return Status::OK();
+  }
+
+  // The porting guide's form: storage_backend: {type, connector: {type, bucket, prefix, region}}.
+  Status CollectStorageBackend(const YAML::Node& node) {
+    if (!node.IsMap()) return Status::OK();
+    const YAML::Node connector = node["connector"];
+    if (!connector || !connector.IsMap()) return Status::OK();
+    for (const auto& item : connector) {
+      std::string name = item.first.Scalar();
+      std::string display = "storage_backend.connector." + name;
+      if (name == "bucket" || name == "region") {
+        KVFS_RETURN_IF_ERROR(Add(kLmcacheKey, name, item.second, display));
+      } else if (name == "prefix") {
+        KVFS_RETURN_IF_ERROR(Add(kLmcacheKey, "key_prefix", item.second, display));
+      } else if (name != "type") {
+        WarnUnknown(display);
+      }
+    }
+    return Status::OK();
+  }
+
+  Status Add(int priority, const std::string& key_name, const YAML::Node& value,
+             const std::string& display) {
+    Entry e{priority, FindConfigKey(key_name), {}, display};
+    std::string reason = ToRaw(value, &e.value);
+    if (!reason.empty()) return Error(display, reason);
+    if (e.value.is_list && !e.key->is_list) return Error(display, "expected a single value");
+    entries_.push_back(std::move(e));
+    return Status::OK();
+  }
+
+  // A value in seconds (LMCache's blocking_timeout_secs) for a kvfs key kept in milliseconds.
+  Status AddSeconds(const std::string& key_name, const YAML::Node& value,
+                    const std::string& display) {
+    RawValue raw;
+    std::string reason = ToRaw(value, &raw);
+    auto ms = reason.empty() && !raw.is_list ? ParseDurationMs(raw.scalar, 1000) : std::nullopt;
+    if (!ms || *ms <= 0) return Error(display, "'" + raw.scalar + "' is not a number of seconds");
+    raw.scalar = std::to_string(*ms) + "ms";
+    entries_.push_back(Entry{kLmcacheKey, FindConfigKey(key_name), raw, display});
+    return Status::OK();
+  }
+
+  // LMCache bounds requests in flight by min(s3_max_io_concurrency, s3_max_inflight_reqs) in its
+  // newer connector, by s3_num_io_threads in the older one.
+  Status AddInflight() {
+    int n = 0;
+    std::string display;
+    for (const char* name : {"s3_max_io_concurrency", "s3_max_inflight_reqs"}) {
+      auto it = inflight_.find(name);
+      if (it != inflight_.end() && (n == 0 || it->second < n)) {
+        n = it->second;
+        display = std::string("extra_config.") + name;
+      }
+    }
+    if (n == 0 && inflight_.count("s3_num_io_threads") != 0) {
+      n = inflight_["s3_num_io_threads"];
+      display = "extra_config.s3_num_io_threads";
+    }
+    if (n == 0) return Status::OK();
+    RawValue raw;
+    raw.scalar = std::to_string(n);
+    entries_.push_back(Entry{kLmcacheKey, FindConfigKey("max_inflight"), raw, display});
+    return Status::OK();
+  }
+
+  std::string source_;
+  std::vector<Entry> entries_;
+  std::map<std::string, int> inflight_;
+};
+
+}  // namespace
+
+std::string DefaultCacheDir() {
+  if (geteuid() == 0) return "/var/cache/kvfs";
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/kvfs";
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] == '/') return std::string(home) + "/.cache/kvfs";
+  return "/tmp/kvfs-" + std::to_string(geteuid());
+}
+
+Status ApplyConfigYaml(const std::string& yaml_text, const std::string& source_name,
+                       KvfsConfig* config) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(source_name + ": invalid YAML at line " +
+                                   std::to_string(e.mark.line + 1) + ", column " +
+                                   std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  if (root.IsNull()) return Status::OK();  // an empty file
+  if (!root.IsMap()) {
+    return Status::InvalidArgument(source_name + ": expected a mapping of keys at the top level");
+  }
+  try {
+    FileParser parser(source_name);
+    KVFS_RETURN_IF_ERROR(parser.Collect(root));
+    KvfsConfig updated = *config;  // all or nothing
+    KVFS_RETURN_IF_ERROR(parser.Apply(&updated));
+    *config = std::move(updated);
+    return Status::OK();
+  } catch (const YAML::Exception& e) {
+    // E.g. a mapping used as a key; yaml-cpp reports it only when the node is read.
+    return Status::InvalidArgument(source_name + ": unusable YAML: " + e.msg);
+  }
+}
+
+Status ApplyConfigFile(const std::string& path, KvfsConfig* config) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::FromErrno(errno, path + ": cannot read config file");
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::FromErrno(errno, path + ": cannot read config file");
+  KVFS_RETURN_IF_ERROR(ApplyConfigYaml(text.str(), path, config));
+  config->config_files.push_back(path);
+  return Status::OK();
+}
+
+Result<KvfsConfig> ParseConfig(const std::string& yaml_text, const std::string& source_name) {
+  KvfsConfig config;
+  KVFS_RETURN_IF_ERROR(ApplyConfigYaml(yaml_text, source_name, &config));
+  return config;
+}
+
+Result<KvfsConfig> LoadConfigFile(const std::string& path) {
+  KvfsConfig config;
+  KVFS_RETURN_IF_ERROR(ApplyConfigFile(path, &config));
+  return config;
+}
+
+Status ApplyConfigValue(const std::string& key, const std::string& value,
+                        const std::string& source_name, KvfsConfig* config) {
+  const ConfigKey* k = FindConfigKey(key);
+  if (k == nullptr) return Status::NotFound(source_name + ": '" + key + "' is not a kvfs setting");
+  RawValue raw;
+  raw.scalar = value;
+  return ApplyKey(*k, raw, key, source_name, config);
+}
+
+Status ApplyEnvironment(const EnvLookup& getenv, KvfsConfig* config) {
+  for (const char* name : {"AWS_DEFAULT_REGION", "AWS_REGION"}) {  // AWS_REGION wins
+    const char* v = getenv(name);
+    if (v != nullptr && *v != '\0') config->s3.region = v;
+  }
+  for (const std::string& key : ConfigKeyNames()) {
+    std::string var = "KVFS_" + key;
+    for (char& c : var) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const char* v = getenv(var.c_str());
+    if (v == nullptr) continue;
+    KVFS_RETURN_IF_ERROR(ApplyConfigValue(key, v, "environment " + var, config));
+  }
+  return Status::OK();
+}
+
+}  // namespace kvfs

@@ -1,0 +1,114 @@
+// The daemon's configuration: one struct with every setting, and the functions that fill it from
+// a YAML file (kvfs's own keys and LMCache's S3 backend keys), from "key=value" pairs (-o mount
+// options, KVFS_* environment variables) and that print it with secrets redacted.
+//
+// This is the only user of yaml-cpp; its exceptions never leave config.cc. Error messages name the
+// source (file path, "command line", "environment KVFS_X"), the key and the reason, and never
+// contain a secret value. Settings are applied in layers onto one KvfsConfig - defaults, then the
+// environment, then the file, then the command line - so a later layer overrides an earlier one
+// (see ResolveConfig in src/cli.h).
+//
+// Thread-safety: all functions are reentrant; a KvfsConfig is a plain value (thread-compatible).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "objstore/s3/s3_options.h"
+#include "src/base/status.h"
+
+namespace kvfs {
+
+enum class SourceKind { kNone, kS3, kDir };
+enum class UnlinkPolicy { kRemote, kLocal, kDeny };
+enum class ExistsPolicy { kSameSizeOk, kEexist };
+
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+inline constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+struct KvfsConfig {
+  // --- Where the chunks live (SOURCE, `source`, LMCache `remote_url`) ---
+  SourceKind source_kind = SourceKind::kNone;
+  std::string source;      // the URL as given, for messages ("s3://bucket/p", "file:///dir")
+  std::string dir_root;    // kDir: absolute directory
+  std::string key_prefix;  // prepended to every object key; normalised to "" or "a/b/"
+  S3Options s3;            // bucket, endpoint, region, TLS, credentials, limits, timeouts
+
+  // --- Transfer sizes (read path / upload path) ---
+  uint64_t get_part_size = 16 * kMiB;        // ranged GET size on a miss
+  uint64_t multipart_threshold = 64 * kMiB;  // at or above: multipart upload
+  uint64_t multipart_part_size = 16 * kMiB;  // 5 MiB .. 5 GiB
+
+  // --- Local chunk cache ---
+  std::string cache_dir;               // empty: DefaultCacheDir()
+  uint64_t cache_size = 16 * kGiB;     // capacity in bytes
+  double cache_high_watermark = 0.85;  // start evicting above this fraction of cache_size
+  double cache_evict_ratio = 0.2;      // then free this fraction of cache_size
+
+  // --- Chunk files and names ---
+  std::vector<uint64_t> chunk_sizes;      // allowed whole-chunk sizes; empty: any non-empty size
+  uint64_t max_chunk_bytes = 256 * kMiB;  // a write past this size fails with EFBIG
+  std::vector<std::string> temp_patterns = {"*.tmp"};  // fnmatch patterns kept local
+  UnlinkPolicy unlink_policy = UnlinkPolicy::kRemote;
+  ExistsPolicy exists_policy = ExistsPolicy::kSameSizeOk;
+  int metadata_cache_ttl_secs = 30;  // positive and negative lookups; also the kernel timeouts
+  int fanout = 0;                    // 0: off; else hex chars of hashed prefix (1..8)
+
+  // --- FUSE ---
+  uint64_t statfs_size = 0;  // size statfs reports; 0: cache_size
+  bool allow_other = false;
+  bool read_only = false;
+  int fuse_threads = 16;  // max threads of the multithreaded session loop
+  uint64_t max_read = 0;  // max bytes per read request; 0: the kernel's/libfuse's default
+  std::string log_level = "info";
+
+  // Config files that were read, in order (for messages and --dump-config).
+  std::vector<std::string> config_files;
+};
+
+// Where the cache lives when cache_dir is empty: /var/cache/kvfs for root, else
+// $XDG_CACHE_HOME/kvfs or ~/.cache/kvfs.
+std::string DefaultCacheDir();
+
+// Reads `path` and applies it onto the defaults. Errors: kNotFound / kIoError (unreadable file),
+// kInvalidArgument (bad YAML or value), each message starting with the path.
+Result<KvfsConfig> LoadConfigFile(const std::string& path);
+
+// Parses YAML text onto the defaults; `source_name` prefixes messages (normally the file path).
+Result<KvfsConfig> ParseConfig(const std::string& yaml_text, const std::string& source_name);
+
+// Layered forms of the above: apply onto an existing config. Keys absent from the text keep
+// their current values. Unknown keys are logged (spdlog warn) and otherwise ignored.
+Status ApplyConfigFile(const std::string& path, KvfsConfig* config);
+Status ApplyConfigYaml(const std::string& yaml_text, const std::string& source_name,
+                       KvfsConfig* config);
+
+// Applies one kvfs key given as text ("cache_size", "64GiB"). Lists are comma or colon separated.
+// kNotFound if `key` is not a kvfs key (callers decide whether that is an error).
+Status ApplyConfigValue(const std::string& key, const std::string& value,
+                        const std::string& source_name, KvfsConfig* config);
+
+// Sets the source from a URL: s3://bucket[/prefix], s3://host:port/bucket[/prefix],
+// s3://bucket.host (LMCache's virtual-hosted form, when `lmcache_form`), or file:///abs/dir.
+Status ApplySourceUrl(const std::string& url, bool lmcache_form, KvfsConfig* config);
+
+// Applies KVFS_<KEY> variables (e.g. KVFS_CACHE_SIZE) for every kvfs key, and AWS_REGION /
+// AWS_DEFAULT_REGION for the region. Other AWS_* variables are read by the S3 layer itself when
+// the config leaves the setting empty. `getenv` is injectable for tests.
+using EnvLookup = std::function<const char*(const char* name)>;
+Status ApplyEnvironment(const EnvLookup& getenv, KvfsConfig* config);
+
+// Checks settings that depend on each other (chunk sizes vs max_chunk_bytes, part sizes...).
+Status ValidateConfig(const KvfsConfig& config);
+
+// The effective configuration as YAML, every kvfs key, secrets shown as "<redacted>".
+std::string DumpConfig(const KvfsConfig& config);
+
+// Names of every kvfs key, in documentation order (for --help, tests and the man page check).
+std::vector<std::string> ConfigKeyNames();
+// True if `key` is a boolean kvfs key (usable as a bare -o flag: "-o allow_other").
+bool IsBooleanConfigKey(const std::string& key);
+
+}  // namespace kvfs

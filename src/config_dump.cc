@@ -1,0 +1,65 @@
+// Cross-key validation and the redacted dump of the effective configuration.
+#include <yaml-cpp/yaml.h>
+
+#include "src/config.h"
+#include "src/config_keys.h"
+#include "src/config_values.h"
+
+namespace kvfs {
+namespace {
+
+Status Invalid(const std::string& key, const std::string& reason) {
+  return Status::InvalidArgument("configuration: key '" + key + "': " + reason);
+}
+
+}  // namespace
+
+Status ValidateConfig(const KvfsConfig& c) {
+  for (uint64_t size : c.chunk_sizes) {
+    if (size > c.max_chunk_bytes) {
+      return Invalid("chunk_sizes", FormatSize(size) + " is larger than max_chunk_bytes (" +
+                                        FormatSize(c.max_chunk_bytes) + ")");
+    }
+  }
+  if (c.cache_evict_ratio > c.cache_high_watermark) {
+    return Invalid("cache_evict_ratio", "must not exceed cache_high_watermark");
+  }
+  if (c.s3.backoff_base_ms > c.s3.backoff_max_ms) {
+    return Invalid("backoff_base_ms", "must not exceed backoff_max_ms");
+  }
+  if (c.source_kind == SourceKind::kS3 && c.s3.bucket.empty()) {
+    return Invalid("bucket", "an s3:// source needs a bucket");
+  }
+  if (c.s3.region.empty()) return Invalid("region", "must not be empty");
+  for (const std::string& pattern : c.temp_patterns) {
+    if (pattern.find('/') != std::string::npos) {
+      return Invalid("temp_patterns", "'" + pattern + "' must match a file name, not a path");
+    }
+  }
+  return Status::OK();
+}
+
+std::string DumpConfig(const KvfsConfig& config) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  for (const ConfigKey& key : ConfigKeys()) {
+    RawValue v = key.get(config);
+    out << YAML::Key << key.name << YAML::Value;
+    if (v.is_list) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (const std::string& item : v.items) out << item;
+      out << YAML::EndSeq;
+    } else {
+      out << v.scalar;
+    }
+  }
+  out << YAML::EndMap;
+  std::string text;
+  for (const std::string& file : config.config_files) text += "# read from " + file + "\n";
+  if (!config.s3.credentials.source.empty()) {
+    text += "# credentials from " + config.s3.credentials.source + "\n";
+  }
+  return text + out.c_str() + "\n";
+}
+
+}  // namespace kvfs

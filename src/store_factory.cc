@@ -1,0 +1,61 @@
+#include "src/store_factory.h"
+
+#include "objstore/dir/dir_store.h"
+#include "objstore/s3/s3_store.h"
+#include "src/config_keys.h"
+
+namespace kvfs {
+namespace {
+
+constexpr std::string_view kExpressSuffix = "--x-s3";
+
+// "name--use1-az4--x-s3" -> "use1-az4"; "" if not a directory bucket name.
+std::string ExpressZone(const std::string& bucket) {
+  if (bucket.size() <= kExpressSuffix.size() ||
+      bucket.compare(bucket.size() - kExpressSuffix.size(), kExpressSuffix.size(),
+                     kExpressSuffix) != 0) {
+    return "";
+  }
+  std::string head = bucket.substr(0, bucket.size() - kExpressSuffix.size());
+  size_t sep = head.rfind("--");
+  if (sep == std::string::npos || sep + 2 >= head.size()) return "";
+  return head.substr(sep + 2);
+}
+
+}  // namespace
+
+S3Options EffectiveS3Options(const KvfsConfig& config) {
+  S3Options s3 = config.s3;
+  std::string zone = ExpressZone(s3.bucket);
+  if (!zone.empty()) {
+    s3.s3express = true;
+    if (s3.endpoint.empty()) {
+      s3.endpoint = std::string(s3.disable_tls ? "http://" : "https://") + "s3express-" + zone +
+                    "." + s3.region + ".amazonaws.com";
+      s3.path_style = false;  // directory buckets are only reachable virtual-hosted
+    }
+  }
+  return s3;
+}
+
+Result<StoreAndPrefix> OpenStore(const KvfsConfig& config) {
+  StoreAndPrefix out;
+  out.key_prefix = NormalizeKeyPrefix(config.key_prefix);
+  switch (config.source_kind) {
+    case SourceKind::kDir: {
+      KVFS_ASSIGN_OR_RETURN(out.store, NewDirStore(config.dir_root));
+      return out;
+    }
+    case SourceKind::kS3: {
+      KVFS_ASSIGN_OR_RETURN(out.store, NewS3Store(EffectiveS3Options(config)));
+      return out;
+    }
+    case SourceKind::kNone:
+      break;
+  }
+  return Status::InvalidArgument(
+      "no store to mount: give SOURCE (s3://bucket[/prefix] or file:///dir) on the command line, "
+      "or 'source' / LMCache's 'remote_url' in the config file");
+}
+
+}  // namespace kvfs

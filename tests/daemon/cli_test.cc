@@ -1,0 +1,260 @@
+// The command line: kvfs's own form, the form mount.fuse3 uses for an fstab line, and the
+// precedence command line > config file > environment > defaults.
+#include "src/cli.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace kvfs {
+namespace {
+
+Result<CommandLine> Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "kvfs");
+  return ParseCommandLine(args);
+}
+
+std::string UsageError(std::vector<std::string> args) {
+  auto cmd = Parse(std::move(args));
+  EXPECT_FALSE(cmd.ok());
+  if (cmd.ok()) return "(ok)";
+  EXPECT_EQ(cmd.status().code(), StatusCode::kInvalidArgument);
+  return cmd.status().message();
+}
+
+EnvLookup NoEnv() {
+  return [](const char*) -> const char* { return nullptr; };
+}
+
+// A temporary config file, removed at the end of the test.
+class TempConfig {
+ public:
+  explicit TempConfig(const std::string& text) {
+    char name[] = "/tmp/kvfs_cli_test_XXXXXX";
+    int fd = mkstemp(name);
+    EXPECT_GE(fd, 0);
+    close(fd);
+    path_ = name;
+    std::ofstream(path_) << text;
+  }
+  ~TempConfig() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST(CommandLineTest, PlainMount) {
+  auto cmd = Parse({"-f", "s3://bucket/prefix", "/mnt/kv"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_EQ(cmd->command, Command::kMount);
+  EXPECT_EQ(cmd->source, "s3://bucket/prefix");
+  EXPECT_EQ(cmd->mountpoint, "/mnt/kv");
+  EXPECT_TRUE(cmd->foreground);
+  EXPECT_FALSE(cmd->debug);
+}
+
+TEST(CommandLineTest, DebugImpliesForegroundAndClusteredFlags) {
+  auto cmd = Parse({"-d", "file:///srv/store", "/mnt"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_TRUE(cmd->debug);
+  EXPECT_TRUE(cmd->foreground);
+  cmd = Parse({"-fs", "-ocache_size=1GiB", "file:///srv/store", "/mnt"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_TRUE(cmd->single_thread);
+  ASSERT_EQ(cmd->settings.size(), 1u);
+  EXPECT_EQ(cmd->settings[0], (std::pair<std::string, std::string>{"cache_size", "1GiB"}));
+}
+
+// fstab: s3://bucket/prefix /mnt/kv fuse.kvfs _netdev,config=/etc/kvfs/kvfs.yaml 0 0
+// mount.fuse3 then runs: kvfs s3://bucket/prefix /mnt/kv -o rw,_netdev,config=/etc/kvfs/kvfs.yaml
+TEST(CommandLineTest, MountFuse3Form) {
+  auto cmd = Parse({"s3://bucket/prefix", "/mnt/kv", "-o",
+                    "rw,_netdev,nofail,x-systemd.automount,x-systemd.requires=network-online."
+                    "target,noauto,user,defaults,nosuid,nodev,config=/etc/kvfs/kvfs.yaml,"
+                    "cache_dir=/dev/shm/kvfs,allow_other,chunk_sizes=8MiB:32MiB,fsname=kvfs"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_EQ(cmd->command, Command::kMount);
+  EXPECT_EQ(cmd->source, "s3://bucket/prefix");
+  EXPECT_EQ(cmd->mountpoint, "/mnt/kv");
+  EXPECT_FALSE(cmd->foreground);
+  EXPECT_EQ(cmd->config_path, "/etc/kvfs/kvfs.yaml");
+  EXPECT_EQ(cmd->fuse_options, (std::vector<std::string>{"rw", "nosuid", "nodev", "fsname=kvfs"}));
+  EXPECT_EQ(cmd->ignored_options,
+            (std::vector<std::string>{"_netdev", "nofail", "x-systemd.automount",
+                                      "x-systemd.requires=network-online.target", "noauto", "user",
+                                      "defaults"}));
+  std::vector<std::pair<std::string, std::string>> want = {
+      {"cache_dir", "/dev/shm/kvfs"}, {"allow_other", "true"}, {"chunk_sizes", "8MiB:32MiB"}};
+  EXPECT_EQ(cmd->settings, want);
+}
+
+TEST(CommandLineTest, RoSetsReadOnlyAndPassesThrough) {
+  auto cmd = Parse({"s3://b", "/m", "-o", "ro"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_EQ(cmd->fuse_options, std::vector<std::string>{"ro"});
+  auto config = ResolveConfig(*cmd, NoEnv());
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_TRUE(config->read_only);
+}
+
+TEST(CommandLineTest, EscapedCommaInOptionValue) {
+  auto cmd = Parse({"s3://b", "/m", "-o", "temp_patterns=*.tmp\\,*.part,rw"});
+  ASSERT_TRUE(cmd.ok());
+  ASSERT_EQ(cmd->settings.size(), 1u);
+  EXPECT_EQ(cmd->settings[0].second, "*.tmp,*.part");
+}
+
+TEST(CommandLineTest, LongOptions) {
+  auto cmd = Parse({"--config", "/a.yaml", "--foreground", "--option=fanout=2", "s3://b", "/m"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_EQ(cmd->config_path, "/a.yaml");
+  EXPECT_TRUE(cmd->foreground);
+  cmd = Parse({"--config=/b.yaml", "s3://b", "/m"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_EQ(cmd->config_path, "/b.yaml");
+}
+
+TEST(CommandLineTest, HelpVersionAndDumpConfig) {
+  EXPECT_EQ(Parse({"--help"})->command, Command::kHelp);
+  EXPECT_EQ(Parse({"-h", "whatever"})->command, Command::kHelp);
+  EXPECT_EQ(Parse({"--version"})->command, Command::kVersion);
+  EXPECT_EQ(Parse({"-V"})->command, Command::kVersion);
+  auto cmd = Parse({"--dump-config", "--config", "/x.yaml"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_TRUE(cmd->dump_config);
+  EXPECT_NE(UsageText("kvfs").find("Usage: kvfs [options] SOURCE MOUNTPOINT"), std::string::npos);
+  EXPECT_NE(UsageText("kvfs").find("cache_size"), std::string::npos);
+  EXPECT_EQ(VersionText().rfind("kvfs ", 0), 0u);
+}
+
+TEST(CommandLineTest, Subcommands) {
+  auto cmd = Parse({"warm", "/mnt/kv", "a.pt", "b.pt"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_EQ(cmd->command, Command::kWarm);
+  EXPECT_EQ(cmd->mountpoint, "/mnt/kv");
+  EXPECT_EQ(cmd->names, (std::vector<std::string>{"a.pt", "b.pt"}));
+  cmd = Parse({"stats", "/mnt/kv"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_EQ(cmd->command, Command::kStats);
+  EXPECT_EQ(cmd->mountpoint, "/mnt/kv");
+  EXPECT_EQ(UsageError({"stats"}), "usage: kvfs stats MOUNTPOINT");
+  EXPECT_EQ(UsageError({"warm", "/mnt"}), "usage: kvfs warm [options] MOUNTPOINT NAME...|-");
+}
+
+TEST(CommandLineTest, BadUsage) {
+  EXPECT_EQ(UsageError({}), "missing SOURCE and/or MOUNTPOINT");
+  EXPECT_EQ(UsageError({"s3://b"}), "missing SOURCE and/or MOUNTPOINT");
+  EXPECT_EQ(UsageError({"s3://b", "/m", "/x"}), "too many arguments; expected SOURCE MOUNTPOINT");
+  EXPECT_EQ(UsageError({"-x", "s3://b", "/m"}), "unknown option '-x'");
+  EXPECT_EQ(UsageError({"--frobnicate", "s3://b", "/m"}), "unknown option '--frobnicate'");
+  EXPECT_EQ(UsageError({"s3://b", "/m", "-o"}), "option '-o' needs a value");
+  EXPECT_EQ(UsageError({"--config"}), "option '--config' needs a value");
+  EXPECT_EQ(UsageError({"s3://b", "/m", "-o", "frob=1"}),
+            "unknown mount option 'frob' (see kvfs --help)");
+  // The value of an unknown option is never echoed (it may be a misspelt secret).
+  EXPECT_EQ(UsageError({"s3://b", "/m", "-o", "secret_acess_key=hunter2"}),
+            "unknown mount option 'secret_acess_key' (see kvfs --help)");
+  EXPECT_EQ(UsageError({"s3://b", "/m", "-o", "cache_size"}),
+            "mount option 'cache_size' needs a value");
+  EXPECT_EQ(UsageError({"s3://b", "/m", "-o", "config="}),
+            "mount option 'config' needs a file: -o config=FILE");
+}
+
+TEST(ResolveConfigTest, BadValuesOnTheCommandLine) {
+  auto cmd = Parse({"s3://b", "/m", "-o", "cache_size=12XB"});
+  ASSERT_TRUE(cmd.ok());
+  auto config = ResolveConfig(*cmd, NoEnv());
+  EXPECT_EQ(config.status().message(),
+            "command line: key 'cache_size': '12XB' is not a size (e.g. 8MiB, 64GiB or a byte "
+            "count)");
+  cmd = Parse({"http://b", "/m"});
+  ASSERT_TRUE(cmd.ok());
+  config = ResolveConfig(*cmd, NoEnv());
+  EXPECT_EQ(
+      config.status().message().rfind("command line: SOURCE: 'http://b' is not a supported", 0), 0u)
+      << config.status().message();
+}
+
+TEST(ResolveConfigTest, Precedence) {
+  TempConfig file(
+      "cache_size: 2GiB\nfanout: 2\nregion: eu-west-3\nlog_level: error\n"
+      "remote_url: s3://from-file\nkey_prefix: file-prefix\n");
+  std::map<std::string, std::string> env = {{"KVFS_CACHE_SIZE", "1GiB"},
+                                            {"KVFS_FANOUT", "1"},
+                                            {"KVFS_MAX_INFLIGHT", "7"},
+                                            {"AWS_REGION", "ap-south-1"}};
+  EnvLookup lookup = [&env](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+
+  // Environment < file.
+  auto cmd = Parse({"--config", file.path(), "--dump-config"});
+  ASSERT_TRUE(cmd.ok());
+  auto c = ResolveConfig(*cmd, lookup);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->cache_size, 2 * kGiB);    // file over environment
+  EXPECT_EQ(c->s3.max_inflight, 7);      // environment over default
+  EXPECT_EQ(c->s3.region, "eu-west-3");  // file over AWS_REGION
+  EXPECT_EQ(c->s3.bucket, "from-file");
+  EXPECT_EQ(c->key_prefix, "file-prefix/");
+  EXPECT_EQ(c->config_files, std::vector<std::string>{file.path()});
+
+  // Command line < nothing: SOURCE and -o override the file, -d the log level.
+  cmd =
+      Parse({"-d", "s3://from-cli/cli-prefix", "/m", "-o", "config=" + file.path() + ",fanout=4"});
+  ASSERT_TRUE(cmd.ok());
+  c = ResolveConfig(*cmd, lookup);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->fanout, 4);
+  EXPECT_EQ(c->cache_size, 2 * kGiB);
+  EXPECT_EQ(c->s3.bucket, "from-cli");
+  EXPECT_EQ(c->key_prefix, "cli-prefix/");
+  EXPECT_EQ(c->log_level, "debug");
+
+  // KVFS_CONFIG names the file when the command line does not.
+  env["KVFS_CONFIG"] = file.path();
+  cmd = Parse({"s3://b", "/m"});
+  ASSERT_TRUE(cmd.ok());
+  c = ResolveConfig(*cmd, lookup);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->fanout, 2);
+  EXPECT_EQ(c->log_level, "error");
+}
+
+TEST(ResolveConfigTest, MissingConfigFileIsAnError) {
+  auto cmd = Parse({"s3://b", "/m", "-o", "config=/nonexistent.yaml"});
+  ASSERT_TRUE(cmd.ok());
+  auto c = ResolveConfig(*cmd, NoEnv());
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("/nonexistent.yaml"), std::string::npos);
+}
+
+// Every config key and the documented environment variables appear in the man page.
+TEST(DocumentationTest, ManPageCoversEveryKey) {
+  std::ifstream in(KVFS_MAN_PAGE);
+  ASSERT_TRUE(in.good()) << KVFS_MAN_PAGE;
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string man = text.str();
+  for (const std::string& key : ConfigKeyNames()) {
+    // roff escapes '_' not, but '-' is written "\-".
+    std::string spelled;
+    for (char ch : key) spelled += ch == '-' ? std::string("\\-") : std::string(1, ch);
+    EXPECT_NE(man.find(spelled), std::string::npos) << "man page lacks key " << key;
+  }
+  for (const char* word : {"EINVAL", "EFBIG", "EIO", "ENOENT", "EEXIST", "ENAMETOOLONG", "ESTALE",
+                           "EACCES", "ETIMEDOUT", "ENOTSUP", "KVFS_CONFIG", "fuse.kvfs",
+                           "remote_url", "blocking_timeout_secs", "s3_max_inflight_reqs"}) {
+    EXPECT_NE(man.find(word), std::string::npos) << "man page lacks " << word;
+  }
+}
+
+}  // namespace
+}  // namespace kvfs
