@@ -211,9 +211,15 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
     if (!positional.empty()) cmd.source = positional[0];
     return cmd;
   }
+  if (positional.size() == 1 && positional[0].find("://") == std::string::npos) {
+    // `kvfs [options] MOUNTPOINT`: the source comes from the config (`source`, `remote_url`).
+    cmd.mountpoint = positional[0];
+    return cmd;
+  }
   if (positional.size() != 2) {
-    return Usage(positional.size() < 2 ? "missing SOURCE and/or MOUNTPOINT"
-                                       : "too many arguments; expected SOURCE MOUNTPOINT");
+    return Usage(positional.empty()       ? "missing SOURCE and MOUNTPOINT"
+                 : positional.size() == 1 ? "missing MOUNTPOINT"
+                                          : "too many arguments; expected SOURCE MOUNTPOINT");
   }
   cmd.source = positional[0];
   cmd.mountpoint = positional[1];
@@ -232,7 +238,7 @@ std::string UsageText(const std::string& program) {
   for (const std::string& key : ConfigKeyNames()) {
     keys += (keys.empty() ? "" : ", ") + key;
   }
-  return "Usage: " + program + " [options] SOURCE MOUNTPOINT\n" + "       " + program +
+  return "Usage: " + program + " [options] [SOURCE] MOUNTPOINT\n" + "       " + program +
          " warm [options] MOUNTPOINT NAME...|-\n" + "       " + program +
          " stats MOUNTPOINT\n"
          "\n"
@@ -281,6 +287,12 @@ Result<KvfsConfig> ResolveConfig(const CommandLine& cmd, const EnvLookup& getenv
     KVFS_RETURN_IF_ERROR(ApplyConfigValue(key, value, "command line", &config));
   }
   if (cmd.debug) config.log_level = "debug";
+  if (cmd.command == Command::kMount && !cmd.dump_config &&
+      config.source_kind == SourceKind::kNone) {
+    return Status::InvalidArgument(
+        "no SOURCE: give s3://bucket[/prefix] or file:///dir before MOUNTPOINT, or set 'source' "
+        "(or LMCache's 'remote_url') in the config file");
+  }
   KVFS_RETURN_IF_ERROR(ValidateConfig(config));
   return config;
 }

@@ -19,7 +19,7 @@ namespace kvfs {
 inline constexpr int kExitUsage = 2;
 
 enum class Command {
-  kMount,    // kvfs [options] SOURCE MOUNTPOINT
+  kMount,    // kvfs [options] [SOURCE] MOUNTPOINT (SOURCE may come from the config)
   kHelp,     // --help / -h
   kVersion,  // --version / -V
   kWarm,     // kvfs warm [options] MOUNTPOINT NAME... ("-" reads names from stdin)

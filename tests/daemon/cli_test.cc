@@ -128,7 +128,7 @@ TEST(CommandLineTest, HelpVersionAndDumpConfig) {
   auto cmd = Parse({"--dump-config", "--config", "/x.yaml"});
   ASSERT_TRUE(cmd.ok());
   EXPECT_TRUE(cmd->dump_config);
-  EXPECT_NE(UsageText("kvfs").find("Usage: kvfs [options] SOURCE MOUNTPOINT"), std::string::npos);
+  EXPECT_NE(UsageText("kvfs").find("Usage: kvfs [options] [SOURCE] MOUNTPOINT"), std::string::npos);
   EXPECT_NE(UsageText("kvfs").find("cache_size"), std::string::npos);
   EXPECT_EQ(VersionText().rfind("kvfs ", 0), 0u);
 }
@@ -148,8 +148,8 @@ TEST(CommandLineTest, Subcommands) {
 }
 
 TEST(CommandLineTest, BadUsage) {
-  EXPECT_EQ(UsageError({}), "missing SOURCE and/or MOUNTPOINT");
-  EXPECT_EQ(UsageError({"s3://b"}), "missing SOURCE and/or MOUNTPOINT");
+  EXPECT_EQ(UsageError({}), "missing SOURCE and MOUNTPOINT");
+  EXPECT_EQ(UsageError({"s3://b"}), "missing MOUNTPOINT");
   EXPECT_EQ(UsageError({"s3://b", "/m", "/x"}), "too many arguments; expected SOURCE MOUNTPOINT");
   EXPECT_EQ(UsageError({"-x", "s3://b", "/m"}), "unknown option '-x'");
   EXPECT_EQ(UsageError({"--frobnicate", "s3://b", "/m"}), "unknown option '--frobnicate'");
@@ -226,6 +226,25 @@ TEST(ResolveConfigTest, Precedence) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->fanout, 2);
   EXPECT_EQ(c->log_level, "error");
+}
+
+// The systemd unit form: kvfs -f --config /etc/kvfs/mnt-kv.yaml /mnt/kv
+TEST(ResolveConfigTest, SourceFromConfigFile) {
+  TempConfig file("source: s3://from-file/p\n");
+  auto cmd = Parse({"-f", "--config", file.path(), "/mnt/kv"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  EXPECT_EQ(cmd->mountpoint, "/mnt/kv");
+  EXPECT_EQ(cmd->source, "");
+  auto c = ResolveConfig(*cmd, NoEnv());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->s3.bucket, "from-file");
+  EXPECT_EQ(c->key_prefix, "p/");
+
+  cmd = Parse({"/mnt/kv"});
+  ASSERT_TRUE(cmd.ok());
+  c = ResolveConfig(*cmd, NoEnv());
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message().rfind("no SOURCE: ", 0), 0u) << c.status().message();
 }
 
 TEST(ResolveConfigTest, MissingConfigFileIsAnError) {

@@ -1,0 +1,53 @@
+// The shipped examples stay valid: the example config loads without warnings and states the
+// defaults; every fstab example line parses in the form mount.fuse3 passes it.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "src/cli.h"
+#include "src/config.h"
+#include "tests/daemon/log_capture.h"
+
+namespace kvfs {
+namespace {
+
+const std::string kDir = KVFS_PACKAGING_DIR;
+
+TEST(PackagingTest, ExampleConfigLoadsAndStatesTheDefaults) {
+  LogCapture log;
+  auto c = LoadConfigFile(kDir + "/kvfs.yaml.example");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(log.text(), "");
+  KvfsConfig defaults;
+  defaults.config_files = c->config_files;
+  EXPECT_EQ(DumpConfig(*c), DumpConfig(defaults));
+}
+
+TEST(PackagingTest, FstabExamplesParse) {
+  std::ifstream in(kDir + "/fstab.example");
+  ASSERT_TRUE(in.good());
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("#s3://", 0) == 0 || line.rfind("#file://", 0) == 0) line.erase(0, 1);
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string source, mountpoint, type, options;
+    fields >> source >> mountpoint >> type >> options;
+    EXPECT_EQ(type, "fuse.kvfs") << line;
+    // What mount.fuse3 runs for this line.
+    auto cmd = ParseCommandLine(
+        std::vector<std::string>{"kvfs", source, mountpoint, "-o", "rw," + options});
+    ASSERT_TRUE(cmd.ok()) << line << ": " << cmd.status().ToString();
+    EXPECT_EQ(cmd->source, source);
+    EXPECT_EQ(cmd->mountpoint, mountpoint);
+    ++lines;
+  }
+  EXPECT_GE(lines, 4);
+}
+
+}  // namespace
+}  // namespace kvfs
