@@ -5,14 +5,62 @@
 #include <cstdlib>
 #include <random>
 
+#include "objstore/s3/s3_client.h"
+#include "objstore/s3/s3_store.h"
+#include "objstore/s3/s3_xml.h"
+
 namespace kvfs {
 
 Status CreateBucketForTest(const S3Options& options) {
-  return Status::NotSupported("CreateBucketForTest not implemented yet");
+  KVFS_ASSIGN_OR_RETURN(auto client, s3::S3Client::Create(options));
+  auto call = std::make_shared<s3::S3Call>();
+  call->operation = "CreateBucket";
+  call->method = "PUT";
+  if (!options.region.empty() && options.region != "us-east-1") {
+    call->SetBody(
+        "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+        "<LocationConstraint>" +
+        options.region + "</LocationConstraint></CreateBucketConfiguration>");
+  }
+  Status st = client->ExecuteSync(std::move(call)).status;
+  if (st.s3_code() == "BucketAlreadyOwnedByYou") return Status::OK();
+  return st;
 }
 
 Status DeleteBucketForTest(const S3Options& options) {
-  return Status::NotSupported("DeleteBucketForTest not implemented yet");
+  KVFS_ASSIGN_OR_RETURN(auto store, NewS3Store(options));
+  // Objects, page by page.
+  ListRequest req;
+  for (;;) {
+    Result<ListResult> page = store->List(req);
+    if (!page.ok()) {
+      return page.status().s3_code() == "NoSuchBucket" ? Status::OK() : page.status();
+    }
+    for (const ObjectInfo& o : page->objects) KVFS_RETURN_IF_ERROR(store->Delete(o.key));
+    if (!page->truncated) break;
+    req.continuation_token = page->next_continuation_token;
+  }
+  // Pending multipart uploads.
+  KVFS_ASSIGN_OR_RETURN(auto client, s3::S3Client::Create(options));
+  for (int round = 0; round < 100; ++round) {
+    auto call = std::make_shared<s3::S3Call>();
+    call->operation = "ListMultipartUploads";
+    call->method = "GET";
+    call->query = {{"uploads", ""}};
+    s3::S3Client::Reply reply = client->ExecuteSync(std::move(call));
+    if (!reply.status.ok()) return reply.status;
+    KVFS_ASSIGN_OR_RETURN(s3::UploadList list, s3::ParseListMultipartUploads(reply.ex->body));
+    for (const s3::PendingUpload& u : list.uploads) {
+      KVFS_RETURN_IF_ERROR(store->AbortMultipartUpload(u.key, u.upload_id));
+    }
+    if (list.uploads.empty() || !list.truncated) break;
+  }
+  auto call = std::make_shared<s3::S3Call>();
+  call->operation = "DeleteBucket";
+  call->method = "DELETE";
+  Status st = client->ExecuteSync(std::move(call)).status;
+  if (st.s3_code() == "NoSuchBucket") return Status::OK();
+  return st;
 }
 
 std::string UniqueBucketName(const std::string& prefix) {

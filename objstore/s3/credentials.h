@@ -1,0 +1,30 @@
+// Resolution of the S3 credentials, endpoint and CA bundle from options, environment and the AWS
+// shared files. Reads the process environment and files; safe to call from any thread as long as
+// nobody modifies the environment concurrently.
+#pragma once
+
+#include <string>
+
+#include "objstore/s3/s3_options.h"
+#include "src/base/status.h"
+
+namespace kvfs::s3 {
+
+// In order, the first complete set wins:
+//  1. options.credentials (config file), if access key and secret are both set;
+//  2. AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN);
+//  3. profile AWS_PROFILE, else options.profile, else "default": first in the shared credentials
+//     file (AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials, section "[name]"), then in the
+//     config file (AWS_CONFIG_FILE or ~/.aws/config, section "[profile name]" or "[default]").
+// S3Credentials::source says which one was used. When none is complete: kPermissionDenied listing
+// everything tried (names of variables and files, never values).
+Result<S3Credentials> ResolveCredentials(const S3Options& options);
+
+// options.endpoint, else AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL, else
+// "https://s3.<region>.amazonaws.com".
+std::string ResolveEndpoint(const S3Options& options);
+
+// options.ca_bundle, else AWS_CA_BUNDLE, else "" (the system's store).
+std::string ResolveCaBundle(const S3Options& options);
+
+}  // namespace kvfs::s3

@@ -1,0 +1,182 @@
+#include "objstore/s3/s3_client.h"
+
+#include <spdlog/spdlog.h>
+
+#include <ctime>
+#include <future>
+
+#include "objstore/s3/credentials.h"
+
+namespace kvfs::s3 {
+
+void S3Call::SetBody(std::string data) {
+  owned_body = std::move(data);
+  body = Body::FromMemory(owned_body.data(), owned_body.size());
+  has_body = true;
+}
+
+Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& options) {
+  if (options.bucket.empty()) return Status::InvalidArgument("S3 bucket name is empty");
+  KVFS_ASSIGN_OR_RETURN(Endpoint ep, ParseEndpoint(ResolveEndpoint(options), options.disable_tls));
+  KVFS_ASSIGN_OR_RETURN(S3Credentials creds, ResolveCredentials(options));
+  std::unique_ptr<S3Client> client(new S3Client(options, std::move(ep), std::move(creds)));
+  HttpEngine::Options eo;
+  eo.max_inflight = std::max(1, options.max_inflight);
+  eo.max_connections = std::max(1, options.max_connections);
+  eo.verify_tls = options.verify_tls;
+  eo.ca_bundle = ResolveCaBundle(options);
+  eo.prefer_http2 = options.prefer_http2;
+  eo.clock = client->clock();
+  KVFS_ASSIGN_OR_RETURN(client->engine_, HttpEngine::Create(eo));
+  return client;
+}
+
+S3Client::S3Client(const S3Options& options, Endpoint endpoint, S3Credentials credentials)
+    : options_(options), endpoint_(std::move(endpoint)), credentials_(std::move(credentials)) {
+  RetryPolicy::Options po;
+  po.max_attempts = std::max(1, options.max_attempts);
+  po.base_ms = options.backoff_base_ms;
+  po.max_ms = options.backoff_max_ms;
+  policy_ = std::make_unique<RetryPolicy>(po, Clock::Real());
+}
+
+S3Client::~S3Client() {
+  if (engine_) engine_->Shutdown();
+}
+
+RequestContext S3Client::Context(const std::string& operation, const std::string& key) const {
+  return RequestContext{
+      operation,          options_.bucket, key, endpoint_.ToString(), credentials_.access_key_id,
+      credentials_.source};
+}
+
+void S3Client::Execute(std::shared_ptr<S3Call> call) {
+  call->started_ms = clock()->NowMs();
+  call->deadline_ms = call->started_ms + std::max(1, options_.operation_timeout_ms);
+  StartAttempt(std::move(call));
+}
+
+S3Client::Reply S3Client::ExecuteSync(std::shared_ptr<S3Call> call) {
+  std::promise<Reply> promise;
+  auto future = promise.get_future();
+  auto user_done = std::move(call->done);
+  call->done = [&promise, user_done](Status st, std::unique_ptr<HttpExchange> ex) {
+    if (user_done) user_done(st, nullptr);
+    promise.set_value(Reply{std::move(st), std::move(ex)});
+  };
+  Execute(std::move(call));
+  return future.get();
+}
+
+void S3Client::StartAttempt(std::shared_ptr<S3Call> call) {
+  ++call->attempts;
+  auto ex = std::make_unique<HttpExchange>();
+  ex->method = call->method;
+  ex->connect_timeout_ms = options_.connect_timeout_ms;
+  ex->stall_timeout_ms = options_.stall_timeout_ms;
+  ex->total_timeout_ms = std::max<int64_t>(1, call->deadline_ms - clock()->NowMs());
+  if (call->has_body) {
+    ex->upload = call->body;
+    ex->has_upload = true;
+  }
+
+  KeyValues headers = call->headers;
+  if (call->prepare) call->prepare(&headers, ex.get());
+
+  const RequestTarget target =
+      BuildTarget(endpoint_, options_.bucket, options_.path_style, call->key, call->query);
+  ex->url = target.url;
+  std::string payload_hash = kEmptySha256;
+  if (call->has_body && call->body.length > 0) {
+    payload_hash = !call->owned_body.empty() ? Sha256Hex(call->owned_body) : kUnsignedPayload;
+  }
+  const std::string amz_date = AmzDate(std::time(nullptr));
+  headers.emplace_back("Host", target.host);
+  headers.emplace_back("x-amz-date", amz_date);
+  headers.emplace_back("x-amz-content-sha256", payload_hash);
+  if (!credentials_.session_token.empty()) {
+    headers.emplace_back("x-amz-security-token", credentials_.session_token);
+  }
+  SigV4Request sreq{call->method, target.canonical_uri, call->query, headers, payload_hash};
+  const SigV4Signature sig =
+      SignV4(sreq, credentials_.access_key_id, credentials_.secret_access_key, options_.region,
+             "s3", amz_date);
+  for (const auto& [k, v] : headers) ex->headers.push_back(k + ": " + v);
+  ex->headers.push_back("Authorization: " + sig.authorization);
+
+  ex->done = [this, call](std::unique_ptr<HttpExchange> done_ex) {
+    OnAttemptDone(call, std::move(done_ex));
+  };
+  engine_->Submit(std::move(ex));
+}
+
+Status S3Client::DefaultCheck(const S3Call& call, const HttpExchange& ex) const {
+  const RequestContext ctx = Context(call.operation, call.key);
+  if (ex.cancelled) {
+    return Status::Cancelled(call.operation + " " + S3Uri(options_.bucket, call.key) +
+                             ": the S3 store is shutting down");
+  }
+  if (!ex.upload_error.empty()) {
+    return Status::IoError(call.operation + " " + S3Uri(options_.bucket, call.key) + ": " +
+                           ex.upload_error);
+  }
+  if (ex.body_overflow) {
+    return Status::Internal(call.operation + " " + S3Uri(options_.bucket, call.key) +
+                            ": response body too large");
+  }
+  if (ex.curl_code != CURLE_OK) {
+    if (ex.curl_code == CURLE_OPERATION_TIMEDOUT && clock()->NowMs() + 50 >= call.deadline_ms) {
+      return Status::DeadlineExceeded(call.operation + " " + S3Uri(options_.bucket, call.key) +
+                                      ": not done within operation_timeout_ms=" +
+                                      std::to_string(options_.operation_timeout_ms) + " (" +
+                                      std::to_string(call.attempts) + " attempts)");
+    }
+    return MapTransportError(ex.curl_code, ex.curl_error, ctx);
+  }
+  if (ex.http_status >= 200 && ex.http_status < 300) return Status::OK();
+  S3ErrorDoc doc;
+  ParseErrorXml(ex.body, &doc);
+  if (doc.request_id.empty()) doc.request_id = ex.Header("x-amz-request-id");
+  return MapHttpError(static_cast<int>(ex.http_status), doc, ctx);
+}
+
+void S3Client::OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpExchange> ex) {
+  Status st = call->check ? call->check(*ex) : DefaultCheck(*call, *ex);
+  if (st.ok() || ex->cancelled || st.code() == StatusCode::kCancelled) {
+    Finish(call, std::move(st), std::move(ex));
+    return;
+  }
+  if (call->retry && st.retryable()) {
+    std::optional<int64_t> delay = policy_->NextDelayMs(st, call->attempts, call->deadline_ms);
+    if (delay) {
+      spdlog::debug("s3: {} {} attempt {} failed, retrying in {} ms: {}", call->operation,
+                    S3Uri(options_.bucket, call->key), call->attempts, *delay, st.ToString());
+      engine_->RunAfter(*delay, [this, call] { StartAttempt(call); });
+      return;
+    }
+    if (call->attempts < policy_->options().max_attempts &&
+        st.code() != StatusCode::kDeadlineExceeded) {
+      // Attempts remain but the deadline does not leave room for another one.
+      Status dl = Status::DeadlineExceeded(
+          st.message() + "; gave up after " + std::to_string(call->attempts) +
+          " attempts: operation_timeout_ms=" + std::to_string(options_.operation_timeout_ms) +
+          " would pass before the next one");
+      dl.SetHttp(st.http_status(), st.s3_code(), st.request_id());
+      st = dl;
+    } else if (call->attempts > 1 && st.code() != StatusCode::kDeadlineExceeded) {
+      st = st.Annotate("after " + std::to_string(call->attempts) + " attempts");
+    }
+  }
+  Finish(call, std::move(st), std::move(ex));
+}
+
+void S3Client::Finish(const std::shared_ptr<S3Call>& call, Status st,
+                      std::unique_ptr<HttpExchange> ex) {
+  auto done = std::move(call->done);
+  call->done = nullptr;
+  call->prepare = nullptr;  // hooks may capture state that refers back to the call
+  call->check = nullptr;
+  if (done) done(std::move(st), std::move(ex));
+}
+
+}  // namespace kvfs::s3

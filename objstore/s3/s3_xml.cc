@@ -1,0 +1,191 @@
+#include "objstore/s3/s3_xml.h"
+
+#include <tinyxml2.h>
+
+#include <cstdio>
+#include <ctime>
+
+namespace kvfs::s3 {
+namespace {
+
+using tinyxml2::XMLDocument;
+using tinyxml2::XMLElement;
+
+std::string Text(const XMLElement* parent, const char* name) {
+  const XMLElement* e = parent ? parent->FirstChildElement(name) : nullptr;
+  const char* t = e ? e->GetText() : nullptr;
+  return t ? t : "";
+}
+
+// Parses `body` and checks the root element's name. tinyxml2 needs a NUL-terminated copy anyway.
+Status ParseDoc(std::string_view body, const char* root_name, XMLDocument* doc,
+                const XMLElement** root) {
+  if (doc->Parse(body.data(), body.size()) != tinyxml2::XML_SUCCESS) {
+    return Status::Internal(std::string("malformed XML in S3 response (expected <") + root_name +
+                            ">): " + doc->ErrorStr());
+  }
+  *root = doc->RootElement();
+  if (*root == nullptr || std::string_view((*root)->Name()) != root_name) {
+    return Status::Internal(std::string("unexpected S3 response: expected <") + root_name +
+                            ">, got <" + (*root ? (*root)->Name() : "") + ">");
+  }
+  return Status::OK();
+}
+
+bool IsTrue(const std::string& s) { return s == "true" || s == "True" || s == "1"; }
+
+int HexVal(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+Result<WriteResultDoc> ParseWriteResult(std::string_view body, const char* root_name) {
+  WriteResultDoc out;
+  if (ParseErrorXml(body, &out.error)) {
+    out.is_error = true;
+    return out;
+  }
+  XMLDocument doc;
+  const XMLElement* root = nullptr;
+  Status st = ParseDoc(body, root_name, &doc, &root);
+  if (!st.ok()) return st;
+  out.etag = StripQuotes(Text(root, "ETag"));
+  out.mtime_sec = ParseIso8601(Text(root, "LastModified"));
+  return out;
+}
+
+}  // namespace
+
+std::string StripQuotes(std::string_view etag) {
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  return std::string(etag);
+}
+
+int64_t ParseIso8601(std::string_view s) {
+  std::tm tm{};
+  const std::string str(s);
+  if (std::sscanf(str.c_str(), "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
+    return 0;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<int64_t>(timegm(&tm));
+}
+
+std::string UrlDecode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && HexVal(s[i + 1]) >= 0 && HexVal(s[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(HexVal(s[i + 1]) * 16 + HexVal(s[i + 2])));
+      i += 2;
+    } else if (s[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+bool ParseErrorXml(std::string_view body, S3ErrorDoc* out) {
+  if (body.find("<Error") == std::string_view::npos) return false;
+  XMLDocument doc;
+  if (doc.Parse(body.data(), body.size()) != tinyxml2::XML_SUCCESS) return false;
+  const XMLElement* root = doc.RootElement();
+  if (root == nullptr || std::string_view(root->Name()) != "Error") return false;
+  out->code = Text(root, "Code");
+  out->message = Text(root, "Message");
+  out->request_id = Text(root, "RequestId");
+  out->resource = Text(root, "Resource");
+  return true;
+}
+
+Result<ListResult> ParseListObjectsV2(std::string_view body) {
+  XMLDocument doc;
+  const XMLElement* root = nullptr;
+  Status st = ParseDoc(body, "ListBucketResult", &doc, &root);
+  if (!st.ok()) return st;
+  const bool url_encoded = Text(root, "EncodingType") == "url";
+  auto decode = [url_encoded](std::string s) { return url_encoded ? UrlDecode(s) : s; };
+
+  ListResult out;
+  for (const XMLElement* c = root->FirstChildElement("Contents"); c;
+       c = c->NextSiblingElement("Contents")) {
+    ObjectInfo info;
+    info.key = decode(Text(c, "Key"));
+    info.size = std::strtoull(Text(c, "Size").c_str(), nullptr, 10);
+    info.etag = StripQuotes(Text(c, "ETag"));
+    info.mtime_sec = ParseIso8601(Text(c, "LastModified"));
+    out.objects.push_back(std::move(info));
+  }
+  for (const XMLElement* p = root->FirstChildElement("CommonPrefixes"); p;
+       p = p->NextSiblingElement("CommonPrefixes")) {
+    out.common_prefixes.push_back(decode(Text(p, "Prefix")));
+  }
+  out.truncated = IsTrue(Text(root, "IsTruncated"));
+  out.next_continuation_token = Text(root, "NextContinuationToken");
+  if (out.truncated && out.next_continuation_token.empty()) {
+    return Status::Internal("S3 listing is truncated but has no NextContinuationToken");
+  }
+  return out;
+}
+
+Result<std::string> ParseInitiateMultipartUpload(std::string_view body) {
+  XMLDocument doc;
+  const XMLElement* root = nullptr;
+  Status st = ParseDoc(body, "InitiateMultipartUploadResult", &doc, &root);
+  if (!st.ok()) return st;
+  std::string id = Text(root, "UploadId");
+  if (id.empty()) return Status::Internal("InitiateMultipartUploadResult without UploadId");
+  return id;
+}
+
+Result<WriteResultDoc> ParseCompleteMultipartUpload(std::string_view body) {
+  return ParseWriteResult(body, "CompleteMultipartUploadResult");
+}
+
+Result<WriteResultDoc> ParseCopyObjectResult(std::string_view body) {
+  return ParseWriteResult(body, "CopyObjectResult");
+}
+
+Result<UploadList> ParseListMultipartUploads(std::string_view body) {
+  XMLDocument doc;
+  const XMLElement* root = nullptr;
+  Status st = ParseDoc(body, "ListMultipartUploadsResult", &doc, &root);
+  if (!st.ok()) return st;
+  UploadList out;
+  for (const XMLElement* u = root->FirstChildElement("Upload"); u;
+       u = u->NextSiblingElement("Upload")) {
+    out.uploads.push_back({Text(u, "Key"), Text(u, "UploadId")});
+  }
+  out.truncated = IsTrue(Text(root, "IsTruncated"));
+  out.next_key_marker = Text(root, "NextKeyMarker");
+  out.next_upload_id_marker = Text(root, "NextUploadIdMarker");
+  return out;
+}
+
+std::string BuildCompleteMultipartXml(const std::vector<CompletedPart>& parts) {
+  tinyxml2::XMLPrinter printer(nullptr, /*compact=*/true);
+  printer.OpenElement("CompleteMultipartUpload");
+  printer.PushAttribute("xmlns", "http://s3.amazonaws.com/doc/2006-03-01/");
+  for (const CompletedPart& p : parts) {
+    printer.OpenElement("Part");
+    printer.OpenElement("PartNumber");
+    printer.PushText(p.part_number);
+    printer.CloseElement();
+    printer.OpenElement("ETag");
+    printer.PushText(("\"" + StripQuotes(p.etag) + "\"").c_str());
+    printer.CloseElement();
+    printer.CloseElement();
+  }
+  printer.CloseElement();
+  return std::string(printer.CStr(), printer.CStrSize() - 1);
+}
+
+}  // namespace kvfs::s3
