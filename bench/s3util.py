@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Bucket housekeeping for the benchmark (python3 stdlib only): SigV4-signed path-style requests.
 
-usage: s3util.py mb BUCKET | rb BUCKET | empty BUCKET | ls BUCKET
+usage: s3util.py mb BUCKET | rb BUCKET | empty BUCKET | ls BUCKET | warmup BUCKET
 env:   S3_ENDPOINT (http://127.0.0.1:7480), AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
        AWS_REGION (us-east-1)
 
@@ -108,6 +108,19 @@ class S3:
             self.request("DELETE", f"/{bucket}/{key}", {"uploadId": upload_id})
         return n
 
+    def warmup(self, bucket, n=8, size=8 << 20):
+        """A fresh RGW is slow on its first writes (pools and placement groups come up): move
+        some data through it before anything is measured."""
+        self.make_bucket(bucket)
+        body = os.urandom(size)
+        for i in range(n):
+            for method in ("PUT", "GET"):
+                st, _ = self.request(method, f"/{bucket}/warmup-{i}",
+                                     body=body if method == "PUT" else b"")
+                if st != 200:
+                    raise RuntimeError(f"warmup {method} {bucket}/warmup-{i}: HTTP {st}")
+        self.remove_bucket(bucket)
+
     def remove_bucket(self, bucket):
         self.empty(bucket)
         st, body = self.request("DELETE", f"/{bucket}")
@@ -116,7 +129,7 @@ class S3:
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("mb", "rb", "empty", "ls"):
+    if len(argv) != 3 or argv[1] not in ("mb", "rb", "empty", "ls", "warmup"):
         print(__doc__, file=sys.stderr)
         return 2
     s3, bucket = S3(), argv[2]
@@ -125,6 +138,8 @@ def main(argv):
             s3.make_bucket(bucket)
         elif argv[1] == "rb":
             s3.remove_bucket(bucket)
+        elif argv[1] == "warmup":
+            s3.warmup(bucket)
         elif argv[1] == "empty":
             print(f"deleted {s3.empty(bucket)} objects from {bucket}")
         else:
