@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "objstore/s3/s3_admin.h"
+
 namespace kvfs {
 namespace {
 
@@ -55,39 +57,54 @@ TEST(StoreFactoryTest, S3ExpressEndpointInferred) {
   EXPECT_EQ(EffectiveS3Options(plain).endpoint, "");
 }
 
-// Opens the S3 store against the test server when one is configured.
+// Against the test S3 server: a config written the way a user would (host:port source with
+// disable_tls, credentials in the file) opens a working store; a missing bucket is reported.
 TEST(StoreFactoryTest, S3StoreAgainstTestServer) {
-  const char* endpoint = std::getenv("KVFS_TEST_S3_ENDPOINT");
-  if (endpoint == nullptr || *endpoint == '\0') {
+  auto env = S3TestOptionsFromEnv();
+  if (!env.ok()) {
     const char* require = std::getenv("KVFS_REQUIRE_S3");
     if (require != nullptr && std::string(require) == "1") {
-      FAIL() << "KVFS_REQUIRE_S3=1 but KVFS_TEST_S3_ENDPOINT is not set";
+      FAIL() << "KVFS_REQUIRE_S3=1 but the test S3 server is not configured: "
+             << env.status().ToString();
     }
     GTEST_SKIP() << "KVFS_TEST_S3_ENDPOINT not set";
   }
-  KvfsConfig config;
-  ASSERT_TRUE(ApplySourceUrl("s3://kvfs-factory-test-missing-bucket/p", false, &config).ok());
-  config.s3.endpoint = endpoint;
-  config.s3.path_style = true;
-  config.s3.max_attempts = 1;
-  const char* region = std::getenv("KVFS_TEST_S3_REGION");
-  if (region != nullptr) config.s3.region = region;
-  const char* key = std::getenv("KVFS_TEST_S3_ACCESS_KEY");
-  const char* secret = std::getenv("KVFS_TEST_S3_SECRET_KEY");
-  if (key != nullptr && secret != nullptr) {
-    config.s3.credentials.access_key_id = key;
-    config.s3.credentials.secret_access_key = secret;
-    config.s3.credentials.source = "test";
-  }
-  auto opened = OpenStore(config);
+  std::string endpoint = env->endpoint;
+  bool tls = endpoint.rfind("https://", 0) == 0;
+  std::string host = endpoint.substr(endpoint.find("://") + 3);
+  S3Options admin = *env;
+  admin.bucket = UniqueBucketName("kvfs-factory");
+  ASSERT_TRUE(CreateBucketForTest(admin).ok());
+
+  std::string yaml = "source: s3://" + host + "/" + admin.bucket + "/pre\n" +
+                     "disable_tls: " + (tls ? "false" : "true") + "\n" + "region: " + env->region +
+                     "\n" + "access_key_id: " + env->credentials.access_key_id + "\n" +
+                     "secret_access_key: " + env->credentials.secret_access_key + "\n";
+  auto config = ParseConfig(yaml, "test.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  auto opened = OpenStore(*config);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  EXPECT_EQ(opened->key_prefix, "p/");
-  // The bucket does not exist: CheckAccess must say so rather than succeed.
-  Status st = opened->store->CheckAccess();
+  EXPECT_EQ(opened->key_prefix, "pre/");
+  ObjectStore& store = *opened->store;
+  EXPECT_TRUE(store.CheckAccess().ok());
+  const std::string data(1000, 'k');
+  std::string key = opened->key_prefix + "model@1@0@abc@bfloat16.pt";
+  ASSERT_TRUE(store.Put(key, Body::FromMemory(data.data(), data.size())).ok());
+  auto head = store.Head(key);
+  ASSERT_TRUE(head.ok()) << head.status().ToString();
+  EXPECT_EQ(head->size, data.size());
+
+  // The same config pointed at a bucket that does not exist.
+  KvfsConfig missing = *config;
+  missing.s3.bucket = admin.bucket + "-missing";
+  missing.s3.max_attempts = 1;
+  auto bad = OpenStore(missing);
+  ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+  Status st = bad->store->CheckAccess();
   EXPECT_FALSE(st.ok());
-  if (secret != nullptr) {
-    EXPECT_EQ(st.ToString().find(secret), std::string::npos);
-  }
+  EXPECT_EQ(st.ToString().find(env->credentials.secret_access_key), std::string::npos);
+
+  EXPECT_TRUE(DeleteBucketForTest(admin).ok());
 }
 
 }  // namespace
