@@ -6,22 +6,40 @@ namespace kvfs {
 
 int ToErrno(const Status& status) {
   switch (status.code()) {
-    case StatusCode::kOk: return 0;
-    case StatusCode::kNotFound: return ENOENT;
-    case StatusCode::kAlreadyExists: return EEXIST;
+    case StatusCode::kOk:
+      return 0;
+    case StatusCode::kNotFound:
+      return ENOENT;
+    case StatusCode::kAlreadyExists:
+      return EEXIST;
     // The object changed under an open handle: the handle is stale, not the disk broken.
-    case StatusCode::kPreconditionFailed: return ESTALE;
-    case StatusCode::kPermissionDenied: return EACCES;
-    case StatusCode::kInvalidArgument: return EINVAL;
-    case StatusCode::kUnavailable: return EIO;
-    case StatusCode::kDeadlineExceeded: return ETIMEDOUT;
-    case StatusCode::kDataLoss: return EIO;
-    case StatusCode::kIoError: return EIO;
-    case StatusCode::kNotSupported: return ENOTSUP;
-    case StatusCode::kResourceExhausted: return EFBIG;
-    case StatusCode::kNameTooLong: return ENAMETOOLONG;
-    case StatusCode::kCancelled: return EINTR;
-    case StatusCode::kInternal: return EIO;
+    case StatusCode::kPreconditionFailed:
+      return ESTALE;
+    // EPERM, not EACCES: what the kernel sees as "denied" are kvfs refusals (unlink_policy deny,
+    // chmod/chown/truncate of uploaded files, links) - "operation not permitted". Bad credentials
+    // are caught at mount time.
+    case StatusCode::kPermissionDenied:
+      return EPERM;
+    case StatusCode::kInvalidArgument:
+      return EINVAL;
+    case StatusCode::kUnavailable:
+      return EIO;
+    case StatusCode::kDeadlineExceeded:
+      return ETIMEDOUT;
+    case StatusCode::kDataLoss:
+      return EIO;
+    case StatusCode::kIoError:
+      return EIO;
+    case StatusCode::kNotSupported:
+      return ENOTSUP;
+    case StatusCode::kResourceExhausted:
+      return EFBIG;
+    case StatusCode::kNameTooLong:
+      return ENAMETOOLONG;
+    case StatusCode::kCancelled:
+      return EINTR;
+    case StatusCode::kInternal:
+      return EIO;
   }
   return EIO;
 }

@@ -1,0 +1,195 @@
+// Filesystem: the kvfs filesystem logic, independent of FUSE. Every operation is a plain method
+// taking inode numbers / file handles and returning Status or Result; the FUSE adapter
+// (fs/fuse_adapter.h) only translates, so all behaviour here is unit-testable.
+//
+// Semantics (see man/kvfs.8 for the user-facing list):
+// - Files are objects under key_prefix, named by NameCodec; directories are "name/" marker
+//   objects or implicit key prefixes. With hashed fan-out the namespace is flat.
+// - New files are written to a spool file and uploaded on the first flush/fsync/close (or by
+//   renaming a temp-pattern file to a final name). Only whole chunks are accepted (EINVAL);
+//   close returns 0 only when the object is durable; a failed upload is EIO and leaves nothing.
+// - An existing name is never overwritten by an upload: conditional create plus ExistsPolicy.
+//   Opening an existing file for writing (with or without O_TRUNC) starts a new, empty version;
+//   if nothing is written the object is unchanged.
+// - Lookups, positive and negative, are cached for metadata_ttl_secs (MetaCache).
+//
+// Thread-safety: all methods may be called from many threads at once. Locks, in the order they
+// may be taken: LocalFile::mu (held across the upload of that one file) -> Filesystem::mu_
+// (short: maps of handles and local files) -> InodeTable / MetaCache internal mutexes (leaves).
+// No lock is held across a store request except LocalFile::mu.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fs/fs_options.h"
+#include "fs/inode_table.h"
+#include "fs/local_file.h"
+#include "fs/meta_cache.h"
+#include "fs/name_codec.h"
+#include "fs/read/chunk_reader.h"
+#include "fs/uploader.h"
+#include "objstore/object_store.h"
+
+namespace kvfs {
+
+struct FileAttr {
+  uint64_t ino = 0;
+  bool is_dir = false;
+  uint64_t size = 0;
+  int64_t mtime_sec = 0;
+  uint32_t mode = 0;  // type and permission bits (S_IFREG | 0644 ...)
+  uint32_t nlink = 1;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+struct FsEntry {
+  FileAttr attr;
+};
+
+struct SetAttrRequest {
+  std::optional<uint64_t> size;
+  std::optional<uint32_t> mode;
+  std::optional<uid_t> uid;
+  std::optional<gid_t> gid;
+  // Times are accepted and ignored (objects keep the store's Last-Modified).
+};
+
+struct OpenResult {
+  uint64_t fh = 0;
+  bool keep_cache = false;  // the bytes cannot change: the kernel may keep its page cache
+};
+
+struct DirEntry {
+  std::string name;
+  uint64_t ino = 0;
+  bool is_dir = false;
+};
+
+struct FsStat {
+  uint64_t bsize = 4096, frsize = 4096, blocks = 0, bfree = 0, bavail = 0;
+  uint64_t files = 0, ffree = 0, namemax = 255;
+};
+
+class Filesystem {
+ public:
+  static constexpr uint64_t kRootIno = InodeTable::kRootIno;
+  // Called after a file vanished in a way the kernel cannot know (a failed upload of a file it
+  // saw created): the adapter tells the kernel to drop the entry.
+  using InvalidateFn = std::function<void(uint64_t parent, const std::string& name)>;
+
+  // Validates options, creates the spool directory and removes stale spool files in it.
+  static Result<std::unique_ptr<Filesystem>> Create(std::shared_ptr<ObjectStore> store,
+                                                    std::shared_ptr<ChunkReader> reader,
+                                                    FsOptions options, SteadyClock clock = {});
+  ~Filesystem();
+
+  const FsOptions& options() const { return options_; }
+  double entry_timeout_secs() const { return options_.metadata_ttl_secs; }
+  void set_invalidate_fn(InvalidateFn fn) { invalidate_ = std::move(fn); }
+
+  // --- Names (lookup adds one kernel reference to the returned inode) ---
+  Result<FsEntry> Lookup(uint64_t parent, const std::string& name);
+  void Forget(uint64_t ino, uint64_t nlookup);
+  // fh (when the kernel passes one) lets fstat work on unlinked open files.
+  Result<FileAttr> GetAttr(uint64_t ino, std::optional<uint64_t> fh = std::nullopt);
+  Result<FileAttr> SetAttr(uint64_t ino, const SetAttrRequest& req,
+                           std::optional<uint64_t> fh = std::nullopt);
+
+  // --- Directories ---
+  Result<uint64_t> OpenDir(uint64_t ino);
+  // The snapshot taken at OpenDir ("." and ".." first); entries stay stable while open.
+  Result<std::shared_ptr<const std::vector<DirEntry>>> ReadDir(uint64_t dir_fh);
+  void ReleaseDir(uint64_t dir_fh);
+  Result<FsEntry> Mkdir(uint64_t parent, const std::string& name);
+  Status Rmdir(uint64_t parent, const std::string& name);
+
+  // --- Files ---
+  Result<std::pair<FsEntry, OpenResult>> CreateFile(uint64_t parent, const std::string& name,
+                                                    int flags);
+  Result<OpenResult> Open(uint64_t ino, int flags);
+  Result<uint64_t> Read(uint64_t fh, uint64_t offset, uint64_t size, char* buf);
+  Result<uint64_t> Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size);
+  Status Flush(uint64_t fh);
+  Status Fsync(uint64_t fh);
+  Status Release(uint64_t fh);
+  Status Unlink(uint64_t parent, const std::string& name);
+  // flags: 0 or RENAME_NOREPLACE (RENAME_EXCHANGE: kNotSupported).
+  Status Rename(uint64_t parent, const std::string& name, uint64_t new_parent,
+                const std::string& new_name, unsigned int flags);
+  FsStat StatFs() const;
+
+  // Local files (pending writes and temp files) currently held; for tests and shutdown logs.
+  size_t LocalFileCount() const;
+
+ private:
+  struct Handle {
+    uint64_t ino = 0;
+    bool writable = false;
+    std::shared_ptr<LocalFile> local;    // a file written here (or a temp file)
+    std::unique_ptr<ReadHandle> remote;  // an uploaded object
+  };
+  struct Node {  // what a name refers to
+    MetaEntry::Kind kind = MetaEntry::kMissing;
+    ObjectInfo info;
+    std::shared_ptr<LocalFile> local;
+  };
+
+  Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<ChunkReader> reader,
+             FsOptions options, SteadyClock clock);
+
+  // Paths and keys.
+  Result<std::vector<std::string>> PathOf(uint64_t ino) const;
+  Result<std::vector<std::string>> ChildPath(uint64_t parent, const std::string& name) const;
+  bool IsTempName(const std::string& name) const;
+  static std::string Display(const std::vector<std::string>& path);
+
+  // What `key` is: a local file, a cached entry, or (on a miss) HEAD and a one-key LIST.
+  Result<Node> Resolve(const std::string& key);
+  FileAttr AttrOf(uint64_t ino, const Node& node) const;
+  FileAttr DirAttr(uint64_t ino) const;
+
+  std::shared_ptr<LocalFile> FindLocal(const std::string& key) const EXCLUDES(mu_);
+  Result<std::shared_ptr<Handle>> GetHandle(uint64_t fh) const EXCLUDES(mu_);
+  uint64_t AddHandle(std::shared_ptr<Handle> h) EXCLUDES(mu_);
+
+  // Write path (fs_write.cc).
+  Status ValidateChunk(uint64_t size, const std::string& display_name) const;
+  // Uploads a dirty, non-temp local file. REQUIRES(f.mu).
+  Status CommitLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self);
+  // A failed commit: the file disappears (no object, no visible file). REQUIRES(f.mu).
+  void FailLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self, const Status& st);
+  // The last handle went away: drop an uploaded file, hand its spool to the reader.
+  void MaybeDropLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self);
+  Result<std::shared_ptr<LocalFile>> NewLocal(const std::string& key, const std::string& display,
+                                              bool temp);
+  // Uploads local file `f` as dst_key (rename of a temp file). REQUIRES(f.mu).
+  Status RenameLocalLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self,
+                           const std::string& dst_key, const std::string& dst_display,
+                           bool dst_temp, bool no_replace);
+
+  const std::shared_ptr<ObjectStore> store_;
+  const std::shared_ptr<ChunkReader> reader_;
+  const FsOptions options_;
+  const NameCodec codec_;
+  Uploader uploader_;
+  InodeTable inodes_;
+  MetaCache meta_;
+  InvalidateFn invalidate_;  // set before the session starts
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<LocalFile>> local_files_ GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, std::shared_ptr<Handle>> handles_ GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, std::shared_ptr<const std::vector<DirEntry>>> dirs_ GUARDED_BY(mu_);
+  uint64_t next_fh_ GUARDED_BY(mu_) = 1;
+};
+
+}  // namespace kvfs

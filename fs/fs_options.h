@@ -1,0 +1,70 @@
+// FsOptions: everything the filesystem logic is configured with. The daemon fills it from the
+// command line and the YAML config; tests fill it directly.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/base/status.h"
+
+namespace kvfs {
+
+// What unlink() of an uploaded file does.
+enum class UnlinkPolicy {
+  kRemote,  // delete the object (default)
+  kLocal,   // only drop this node's cached copy; the object (and the name) stay in the bucket
+  kDeny,    // EPERM
+};
+
+// What closing a new file does when its name already exists in the store.
+enum class ExistsPolicy {
+  kSameSizeOk,  // same size: success without overwriting (chunk names are content-derived)
+  kEexist,      // always EEXIST
+};
+
+struct FsOptions {
+  // Key prefix under which the filesystem lives: "" or "dir/" (a missing trailing '/' is added).
+  std::string key_prefix;
+  // Sizes a whole chunk may have. Empty: every non-empty file is whole.
+  std::vector<uint64_t> chunk_sizes;
+  // Largest file that may be written; writes or truncates past it fail with EFBIG.
+  uint64_t max_chunk_bytes = 256ull << 20;
+  // Files of at least this size are uploaded as multipart, in parts of multipart_part_size.
+  uint64_t multipart_threshold = 64ull << 20;
+  uint64_t multipart_part_size = 16ull << 20;
+  // Parts of one multipart upload in flight at once.
+  int upload_parallelism = 4;
+  // fnmatch(3) patterns of names kept local (never uploaded under that name); renaming such a
+  // file to a non-matching name uploads it under the new name.
+  std::vector<std::string> temp_patterns = {"*.tmp"};
+  UnlinkPolicy unlink_policy = UnlinkPolicy::kRemote;
+  ExistsPolicy exists_policy = ExistsPolicy::kSameSizeOk;
+  // Uploads use If-None-Match: * so exactly one of several writers creates a name. Some servers
+  // answer 412 wrongly on new keys; kvfs then checks with HEAD and falls back to a plain PUT.
+  bool conditional_create = true;
+  // Lifetime of cached lookups (positive and negative), also handed to the kernel. 0: no caching.
+  uint32_t metadata_ttl_secs = 30;
+  // Upper bound on cached lookups; beyond it expired entries are dropped, then all.
+  size_t metadata_cache_max_entries = 1 << 20;
+  // Hashed fan-out: keys are prefix + first N hex chars of a hash of the name + "/" + name.
+  // 0 = off. With fan-out on, the filesystem is flat (mkdir returns ENOTSUP).
+  int fanout_hex_chars = 0;
+  // Private directory for write spool files (created if missing). Required.
+  std::string spool_dir;
+  // statfs: total size reported (free = total; the store has no fixed capacity).
+  uint64_t statfs_total_bytes = 1ull << 40;
+  // Owner and permission bits reported for every file and directory. uid/gid (uid_t)-1: the
+  // daemon's own.
+  uid_t uid = static_cast<uid_t>(-1);
+  gid_t gid = static_cast<gid_t>(-1);
+  uint32_t file_mode = 0644;
+  uint32_t dir_mode = 0755;
+
+  // Checks values and normalizes key_prefix. Errors name the offending setting.
+  Status Validate();
+};
+
+}  // namespace kvfs

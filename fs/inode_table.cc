@@ -1,0 +1,107 @@
+#include "fs/inode_table.h"
+
+#include <algorithm>
+
+namespace kvfs {
+
+InodeTable::InodeTable() {
+  Node root;
+  root.is_dir = true;
+  root.nlookup = 1;
+  nodes_[kRootIno] = root;
+}
+
+uint64_t InodeTable::Ref(uint64_t parent, const std::string& name, bool is_dir) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = by_name_.find({parent, name});
+  if (it != by_name_.end()) {
+    Node& n = nodes_[it->second];
+    n.nlookup++;
+    n.is_dir = is_dir;
+    return it->second;
+  }
+  uint64_t ino = next_ino_++;
+  Node& n = nodes_[ino];
+  n.parent = parent;
+  n.name = name;
+  n.is_dir = is_dir;
+  n.nlookup = 1;
+  by_name_[{parent, name}] = ino;
+  return ino;
+}
+
+void InodeTable::Forget(uint64_t ino, uint64_t count) {
+  if (ino == kRootIno) return;
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = nodes_.find(ino);
+  if (it == nodes_.end()) return;
+  Node& n = it->second;
+  n.nlookup -= std::min(n.nlookup, count);
+  if (n.nlookup > 0) return;
+  if (!n.detached) by_name_.erase({n.parent, n.name});
+  nodes_.erase(it);
+}
+
+std::optional<std::vector<std::string>> InodeTable::Path(uint64_t ino) const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<std::string> names;
+  while (ino != kRootIno) {
+    auto it = nodes_.find(ino);
+    if (it == nodes_.end() || it->second.detached) return std::nullopt;
+    names.push_back(it->second.name);
+    ino = it->second.parent;
+  }
+  std::reverse(names.begin(), names.end());
+  return names;
+}
+
+std::optional<uint64_t> InodeTable::Find(uint64_t parent, const std::string& name) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = by_name_.find({parent, name});
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool InodeTable::IsDir(uint64_t ino) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = nodes_.find(ino);
+  return it != nodes_.end() && it->second.is_dir;
+}
+
+uint64_t InodeTable::ParentOf(uint64_t ino) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = nodes_.find(ino);
+  return it == nodes_.end() ? 0 : it->second.parent;
+}
+
+void InodeTable::Detach(uint64_t parent, const std::string& name) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = by_name_.find({parent, name});
+  if (it == by_name_.end()) return;
+  nodes_[it->second].detached = true;
+  by_name_.erase(it);
+}
+
+void InodeTable::Move(uint64_t ino, uint64_t new_parent, const std::string& new_name) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto nit = nodes_.find(ino);
+  if (nit == nodes_.end()) return;
+  auto target = by_name_.find({new_parent, new_name});
+  if (target != by_name_.end() && target->second != ino) {
+    nodes_[target->second].detached = true;
+    by_name_.erase(target);
+  }
+  Node& n = nit->second;
+  if (!n.detached) by_name_.erase({n.parent, n.name});
+  n.parent = new_parent;
+  n.name = new_name;
+  n.detached = false;
+  by_name_[{new_parent, new_name}] = ino;
+}
+
+size_t InodeTable::size() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return nodes_.size();
+}
+
+}  // namespace kvfs

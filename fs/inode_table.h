@@ -1,0 +1,62 @@
+// InodeTable: inode numbers for the names the kernel knows, with the kernel's lookup counts.
+//
+// Every entry reply (lookup, create, mkdir) adds one reference; forget() drops them; an inode
+// whose count reaches zero is removed (the root never is). Inode numbers are never reused, so the
+// generation is always 0. An unlinked or renamed-over inode is detached: its number stays valid
+// for open handles until forgotten, but it no longer has a path.
+//
+// Thread-safe: one internal mutex (a leaf lock: no other lock is taken while holding it).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "src/base/thread_annotations.h"
+
+namespace kvfs {
+
+class InodeTable {
+ public:
+  static constexpr uint64_t kRootIno = 1;
+
+  InodeTable();
+
+  // The inode of `name` in `parent` (created if new) with one more kernel reference.
+  uint64_t Ref(uint64_t parent, const std::string& name, bool is_dir);
+  // Drops n kernel references.
+  void Forget(uint64_t ino, uint64_t n);
+  // Names from the root to ino (empty for the root); nullopt for unknown or detached inodes.
+  std::optional<std::vector<std::string>> Path(uint64_t ino) const;
+  std::optional<uint64_t> Find(uint64_t parent, const std::string& name) const;
+  bool IsDir(uint64_t ino) const;
+  // The parent directory's inode (0 if unknown).
+  uint64_t ParentOf(uint64_t ino) const;
+  // Removes the name of `name` in `parent` (unlink): its inode becomes detached.
+  void Detach(uint64_t parent, const std::string& name);
+  // Gives inode `ino` the name `new_name` in `new_parent`, detaching whatever had it (rename).
+  void Move(uint64_t ino, uint64_t new_parent, const std::string& new_name);
+  size_t size() const;
+
+ private:
+  struct Node {
+    uint64_t parent = 0;
+    std::string name;
+    bool is_dir = false;
+    bool detached = false;
+    uint64_t nlookup = 0;
+  };
+  using NameKey = std::pair<uint64_t, std::string>;
+
+  mutable std::mutex mu_;
+  std::unordered_map<uint64_t, Node> nodes_ GUARDED_BY(mu_);
+  std::map<NameKey, uint64_t> by_name_ GUARDED_BY(mu_);
+  uint64_t next_ino_ GUARDED_BY(mu_) = kRootIno + 1;
+};
+
+}  // namespace kvfs

@@ -1,0 +1,66 @@
+#include "fs/meta_cache.h"
+
+namespace kvfs {
+
+MetaCache::MetaCache(std::chrono::seconds ttl, size_t max_entries, SteadyClock clock)
+    : ttl_(ttl), max_entries_(max_entries), clock_(clock ? std::move(clock) : SteadyClock([] {
+        return std::chrono::steady_clock::now();
+      })) {}
+
+std::optional<MetaEntry> MetaCache::Get(const std::string& key) {
+  if (ttl_.count() == 0) return std::nullopt;
+  auto now = clock_();
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = map_.find(key);
+  if (it == map_.end()) return std::nullopt;
+  if (it->second.expires <= now) {
+    map_.erase(it);
+    return std::nullopt;
+  }
+  return it->second.entry;
+}
+
+void MetaCache::Put(const std::string& key, MetaEntry entry) {
+  if (ttl_.count() == 0) return;
+  auto now = clock_();
+  std::lock_guard<std::mutex> l(mu_);
+  if (map_.size() >= max_entries_ && !map_.count(key)) {
+    // Over the bound: drop what has expired; if that frees nothing, start over. Rare, and a
+    // cleared cache only costs requests, never correctness.
+    std::erase_if(map_, [&](const auto& kv) { return kv.second.expires <= now; });
+    if (map_.size() >= max_entries_) map_.clear();
+  }
+  map_[key] = Slot{std::move(entry), now + ttl_};
+}
+
+void MetaCache::PutFile(const ObjectInfo& info) {
+  MetaEntry e;
+  e.kind = MetaEntry::kFile;
+  e.info = info;
+  Put(info.key, std::move(e));
+}
+
+void MetaCache::PutDir(const std::string& key) {
+  MetaEntry e;
+  e.kind = MetaEntry::kDir;
+  e.info.key = key;
+  Put(key, std::move(e));
+}
+
+void MetaCache::PutMissing(const std::string& key) {
+  MetaEntry e;
+  e.info.key = key;
+  Put(key, std::move(e));
+}
+
+void MetaCache::Erase(const std::string& key) {
+  std::lock_guard<std::mutex> l(mu_);
+  map_.erase(key);
+}
+
+size_t MetaCache::size() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return map_.size();
+}
+
+}  // namespace kvfs

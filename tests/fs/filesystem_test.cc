@@ -1,0 +1,294 @@
+// Filesystem logic over the in-memory store: writes, reads, policies, caches, listings.
+#include <linux/fs.h>
+
+#include "tests/fs/fs_test_util.h"
+
+namespace kvfs {
+namespace {
+
+class FilesystemTest : public FsTestBase {};
+
+TEST_F(FilesystemTest, WholeChunkWriteCloseRead) {
+  Mount();
+  std::string data(10000, 'x');
+  data[1234] = 'y';
+  ASSERT_TRUE(WriteFile("c@1@0@abc@bfloat16.pt", data).ok());
+  EXPECT_EQ(mem_->GetObject("p/c@1@0@abc@bfloat16.pt"), data);
+  EXPECT_EQ(fs_->LocalFileCount(), 0u);
+  auto back = ReadFile("c@1@0@abc@bfloat16.pt");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, data);
+  auto attr = fs_->Lookup(1, "c@1@0@abc@bfloat16.pt");
+  ASSERT_TRUE(attr.ok());
+  EXPECT_EQ(attr->attr.size, data.size());
+  EXPECT_EQ(attr->attr.mode, static_cast<uint32_t>(S_IFREG | 0644));
+}
+
+TEST_F(FilesystemTest, EscapedNamesRoundTripThroughKeys) {
+  Mount();
+  ASSERT_TRUE(WriteFile("a b%c", "123").ok());
+  EXPECT_EQ(mem_->GetObject("p/a%20b%25c"), "123");
+  EXPECT_EQ(*ReadFile("a b%c"), "123");
+}
+
+TEST_F(FilesystemTest, PartialChunkIsEinvalAndLeavesNothing) {
+  options_.chunk_sizes = {8, 16};
+  Mount();
+  Status st = WriteFile("part", "12345");
+  EXPECT_EQ(ToErrno(st), EINVAL) << st.ToString();
+  EXPECT_NE(st.message().find("part"), std::string::npos);
+  EXPECT_EQ(mem_->ObjectCount(), 0u);
+  EXPECT_EQ(fs_->LocalFileCount(), 0u);
+  EXPECT_EQ(fs_->Lookup(1, "part").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(WriteFile("whole", std::string(16, 'a')).ok());
+  EXPECT_EQ(ToErrno(WriteFile("empty", "")), EINVAL);
+}
+
+TEST_F(FilesystemTest, WritePastLimitIsEfbig) {
+  options_.max_chunk_bytes = 16;
+  Mount();
+  auto cr = fs_->CreateFile(1, "big", O_CREAT | O_WRONLY);
+  ASSERT_TRUE(cr.ok());
+  EXPECT_TRUE(fs_->Write(cr->second.fh, 0, "0123456789", 10).ok());
+  auto w = fs_->Write(cr->second.fh, 10, "0123456789", 10);
+  EXPECT_EQ(ToErrno(w.status()), EFBIG);
+  EXPECT_TRUE(fs_->Flush(cr->second.fh).ok());  // the 10 bytes written are a whole file
+  fs_->Release(cr->second.fh);
+}
+
+TEST_F(FilesystemTest, ExistingNameSameSizeIsSuccessWithoutOverwrite) {
+  Mount();
+  mem_->PutObject("p/k", "AAAA");
+  EXPECT_TRUE(WriteFile("k", "BBBB").ok());
+  EXPECT_EQ(mem_->GetObject("p/k"), "AAAA");
+  Status st = WriteFile("k", "BBBBBB");
+  EXPECT_EQ(ToErrno(st), EEXIST) << st.ToString();
+  EXPECT_EQ(mem_->GetObject("p/k"), "AAAA");
+  // The rejected write does not leave a visible local file behind.
+  EXPECT_EQ(fs_->Lookup(1, "k")->attr.size, 4u);
+}
+
+TEST_F(FilesystemTest, ExistsPolicyEexist) {
+  options_.exists_policy = ExistsPolicy::kEexist;
+  Mount();
+  mem_->PutObject("p/k", "AAAA");
+  EXPECT_EQ(ToErrno(WriteFile("k", "BBBB")), EEXIST);
+  EXPECT_EQ(mem_->GetObject("p/k"), "AAAA");
+}
+
+TEST_F(FilesystemTest, OpenExistingForWriteWithoutTruncWorks) {
+  Mount();
+  mem_->PutObject("p/k", std::string(4096, 'a'));
+  auto e = fs_->Lookup(1, "k");
+  ASSERT_TRUE(e.ok());
+  // LMCache O_DIRECT path: os.open(O_CREAT|O_WRONLY|O_DIRECT), one write, close.
+  auto o = fs_->Open(e->attr.ino, O_WRONLY | O_DIRECT);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  std::string data(4096, 'a');
+  ASSERT_TRUE(fs_->Write(o->fh, 0, data.data(), data.size()).ok());
+  EXPECT_TRUE(fs_->Flush(o->fh).ok());
+  EXPECT_TRUE(fs_->Release(o->fh).ok());
+  EXPECT_EQ(mem_->GetObject("p/k"), data);
+  // Opened for writing and closed without writing: the object stays as it is.
+  o = fs_->Open(e->attr.ino, O_WRONLY);
+  ASSERT_TRUE(o.ok());
+  EXPECT_TRUE(fs_->Flush(o->fh).ok());
+  EXPECT_TRUE(fs_->Release(o->fh).ok());
+  EXPECT_EQ(mem_->GetObject("p/k"), data);
+  EXPECT_EQ(fs_->LocalFileCount(), 0u);
+}
+
+TEST_F(FilesystemTest, TempFileRenamedIsUploadedUnderFinalName) {
+  Mount();
+  ASSERT_TRUE(WriteFile("x.data.tmp", "payload").ok());
+  EXPECT_EQ(mem_->ObjectCount(), 0u);  // never uploaded under the temp name
+  EXPECT_EQ(*ReadFile("x.data.tmp"), "payload");
+  ASSERT_TRUE(fs_->Lookup(1, "x.data.tmp").ok());
+  ASSERT_TRUE(fs_->Rename(1, "x.data.tmp", 1, "x.data", 0).ok());
+  EXPECT_EQ(mem_->GetObject("p/x.data"), "payload");
+  EXPECT_EQ(mem_->ObjectCount(), 1u);
+  EXPECT_EQ(fs_->LocalFileCount(), 0u);
+  EXPECT_EQ(fs_->Lookup(1, "x.data.tmp").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(*ReadFile("x.data"), "payload");
+  // RENAME_NOREPLACE onto an existing name: EEXIST, the temp file stays.
+  ASSERT_TRUE(WriteFile("y.tmp", "payload").ok());
+  EXPECT_EQ(ToErrno(fs_->Rename(1, "y.tmp", 1, "x.data", RENAME_NOREPLACE)), EEXIST);
+  EXPECT_TRUE(fs_->Lookup(1, "y.tmp").ok());
+  EXPECT_TRUE(fs_->Unlink(1, "y.tmp").ok());
+  EXPECT_EQ(fs_->LocalFileCount(), 0u);
+}
+
+TEST_F(FilesystemTest, RenameOfUploadedFileIsCopyAndDelete) {
+  Mount();
+  ASSERT_TRUE(WriteFile("a", "bytes").ok());
+  ASSERT_TRUE(fs_->Lookup(1, "a").ok());
+  ASSERT_TRUE(fs_->Rename(1, "a", 1, "b", 0).ok());
+  EXPECT_EQ(mem_->Keys(), std::vector<std::string>{"p/b"});
+  EXPECT_EQ(fs_->Lookup(1, "a").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(*ReadFile("b"), "bytes");
+}
+
+TEST_F(FilesystemTest, UnlinkPolicies) {
+  Mount();
+  mem_->PutObject("p/a", "1");
+  EXPECT_TRUE(fs_->Unlink(1, "a").ok());
+  EXPECT_EQ(mem_->ObjectCount(), 0u);
+  EXPECT_EQ(fs_->Lookup(1, "a").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ToErrno(fs_->Unlink(1, "a")), ENOENT);
+
+  options_.unlink_policy = UnlinkPolicy::kLocal;
+  Mount();
+  mem_->PutObject("p/b", "1");
+  EXPECT_TRUE(fs_->Unlink(1, "b").ok());
+  EXPECT_EQ(mem_->ObjectCount(), 1u);  // shared object stays
+
+  options_.unlink_policy = UnlinkPolicy::kDeny;
+  Mount();
+  EXPECT_EQ(ToErrno(fs_->Unlink(1, "b")), EPERM);
+  EXPECT_EQ(mem_->ObjectCount(), 1u);
+}
+
+TEST_F(FilesystemTest, NegativeLookupsAreCachedForTheTtl) {
+  options_.metadata_ttl_secs = 30;
+  Mount();
+  uint64_t heads0 = mem_->counters().head;
+  EXPECT_EQ(fs_->Lookup(1, "missing").status().code(), StatusCode::kNotFound);
+  uint64_t heads1 = mem_->counters().head;
+  uint64_t lists1 = mem_->counters().list;
+  EXPECT_EQ(heads1, heads0 + 1);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(fs_->Lookup(1, "missing").status().code(), StatusCode::kNotFound);
+  }
+  EXPECT_EQ(mem_->counters().head, heads1);
+  EXPECT_EQ(mem_->counters().list, lists1);
+  // Another node uploads the chunk: visible once the TTL has passed.
+  mem_->PutObject("p/missing", "now here");
+  EXPECT_EQ(fs_->Lookup(1, "missing").status().code(), StatusCode::kNotFound);
+  now_ += std::chrono::seconds(31);
+  auto e = fs_->Lookup(1, "missing");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->attr.size, 8u);
+  // A file written through this mount is visible at once despite a cached miss.
+  EXPECT_EQ(fs_->Lookup(1, "mine").status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(WriteFile("mine", "abc").ok());
+  EXPECT_TRUE(fs_->Lookup(1, "mine").ok());
+}
+
+TEST_F(FilesystemTest, ReadDirPagesAndShowsForeignKeys) {
+  Mount();
+  for (int i = 0; i < 2500; ++i) mem_->PutObject("p/chunk" + std::to_string(i), "x");
+  mem_->PutObject("p/sub/inner", "x");
+  mem_->PutObject("p/not canonical", "x");  // written by another tool, not decodable: hidden
+  mem_->PutObject("p/foreign.bin", "x");    // written by another tool, decodable: shown
+  mem_->PutObject("other/zzz", "x");        // outside the prefix
+  ASSERT_TRUE(WriteFile("local.tmp", "t").ok());
+  auto fh = fs_->OpenDir(1);
+  ASSERT_TRUE(fh.ok()) << fh.status().ToString();
+  auto entries = fs_->ReadDir(*fh);
+  ASSERT_TRUE(entries.ok());
+  fs_->ReleaseDir(*fh);
+  std::set<std::string> names;
+  for (const auto& e : **entries) names.insert(e.name);
+  EXPECT_EQ((*entries)->size(), 2 + 2500 + 3u);
+  EXPECT_TRUE(names.count("sub"));
+  EXPECT_TRUE(names.count("foreign.bin"));
+  EXPECT_TRUE(names.count("local.tmp"));
+  EXPECT_FALSE(names.count("not canonical"));
+  // Listing filled the cache: stat after scandir costs no request.
+  uint64_t heads = mem_->counters().head;
+  EXPECT_TRUE(fs_->Lookup(1, "chunk77").ok());
+  EXPECT_EQ(mem_->counters().head, heads);
+}
+
+TEST_F(FilesystemTest, DirectoriesMkdirRmdir) {
+  Mount();
+  auto d = fs_->Mkdir(1, "d");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE(mem_->GetObject("p/d/").has_value());
+  EXPECT_EQ(ToErrno(fs_->Mkdir(1, "d").status()), EEXIST);
+  uint64_t dino = d->attr.ino;
+  ASSERT_TRUE(WriteFile("f", "abc", dino).ok());
+  EXPECT_EQ(mem_->GetObject("p/d/f"), "abc");
+  EXPECT_EQ(*ReadFile("f", dino), "abc");
+  EXPECT_EQ(ToErrno(fs_->Rmdir(1, "d")), EEXIST);
+  ASSERT_TRUE(fs_->Unlink(dino, "f").ok());
+  EXPECT_TRUE(fs_->Rmdir(1, "d").ok());
+  EXPECT_EQ(mem_->ObjectCount(), 0u);
+  EXPECT_EQ(fs_->Lookup(1, "d").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(FilesystemTest, FanoutHidesHashDirectories) {
+  options_.fanout_hex_chars = 2;
+  Mount();
+  ASSERT_TRUE(WriteFile("chunk.pt", "abc").ok());
+  auto keys = mem_->Keys();
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ(keys[0].size(), std::string("p/xx/chunk.pt").size());
+  EXPECT_EQ(*ReadFile("chunk.pt"), "abc");
+  auto fh = fs_->OpenDir(1);
+  ASSERT_TRUE(fh.ok());
+  auto entries = *fs_->ReadDir(*fh);
+  ASSERT_EQ(entries->size(), 3u);
+  EXPECT_EQ((*entries)[2].name, "chunk.pt");
+  EXPECT_EQ(ToErrno(fs_->Mkdir(1, "d").status()), ENOTSUP);
+}
+
+TEST_F(FilesystemTest, LongNamesWorkAndOverlongAreEnametoolong) {
+  Mount();
+  std::string name = std::string(200, 'm') + "@1@0@1a2b3c4d5e6f7081@bfloat16.pt";
+  ASSERT_TRUE(WriteFile(name, "abc").ok());
+  EXPECT_EQ(*ReadFile(name), "abc");
+  EXPECT_EQ(ToErrno(fs_->Lookup(1, std::string(256, 'a')).status()), ENAMETOOLONG);
+  EXPECT_EQ(ToErrno(WriteFile(std::string(256, 'a'), "x")), ENAMETOOLONG);
+}
+
+TEST_F(FilesystemTest, MultipartWithSmallThresholds) {
+  options_.multipart_threshold = 1000;
+  options_.multipart_part_size = 256;
+  options_.max_chunk_bytes = 1 << 20;
+  options_.upload_parallelism = 3;
+  Mount();
+  std::string data;
+  for (int i = 0; i < 2000; ++i) data.push_back(static_cast<char>('a' + i % 26));
+  ASSERT_TRUE(WriteFile("mp", data).ok());
+  EXPECT_EQ(mem_->GetObject("p/mp"), data);
+  EXPECT_EQ(mem_->counters().upload_part, 8u);
+  EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+  // Same name, same size, again: success without a second object version.
+  EXPECT_TRUE(WriteFile("mp", data).ok());
+  EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+}
+
+TEST_F(FilesystemTest, StatFsAndUnsupportedAttrChanges) {
+  Mount();
+  FsStat s = fs_->StatFs();
+  EXPECT_EQ(s.bsize, 4096u);
+  EXPECT_EQ(s.namemax, 255u);
+  ASSERT_TRUE(WriteFile("f", "abc").ok());
+  auto e = fs_->Lookup(1, "f");
+  SetAttrRequest chmod;
+  chmod.mode = 0600;
+  EXPECT_EQ(ToErrno(fs_->SetAttr(e->attr.ino, chmod).status()), EPERM);
+  SetAttrRequest same;
+  same.mode = 0644;
+  EXPECT_TRUE(fs_->SetAttr(e->attr.ino, same).ok());
+  SetAttrRequest trunc;
+  trunc.size = 1;
+  EXPECT_EQ(ToErrno(fs_->SetAttr(e->attr.ino, trunc).status()), EPERM);
+}
+
+TEST_F(FilesystemTest, TruncateOfFileBeingWritten) {
+  Mount();
+  auto cr = fs_->CreateFile(1, "t", O_CREAT | O_WRONLY);
+  ASSERT_TRUE(cr.ok());
+  ASSERT_TRUE(fs_->Write(cr->second.fh, 0, "abcdef", 6).ok());
+  SetAttrRequest trunc;
+  trunc.size = 3;
+  ASSERT_TRUE(fs_->SetAttr(cr->first.attr.ino, trunc, cr->second.fh).ok());
+  ASSERT_TRUE(fs_->Flush(cr->second.fh).ok());
+  fs_->Release(cr->second.fh);
+  EXPECT_EQ(mem_->GetObject("p/t"), "abc");
+}
+
+}  // namespace
+}  // namespace kvfs
