@@ -171,21 +171,31 @@ Result<UploadList> ParseListMultipartUploads(std::string_view body) {
 }
 
 std::string BuildCompleteMultipartXml(const std::vector<CompletedPart>& parts) {
-  tinyxml2::XMLPrinter printer(nullptr, /*compact=*/true);
-  printer.OpenElement("CompleteMultipartUpload");
-  printer.PushAttribute("xmlns", "http://s3.amazonaws.com/doc/2006-03-01/");
+  // Plain string building: the document is fixed apart from numbers and ETags (escaped).
+  std::string xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">";
   for (const CompletedPart& p : parts) {
-    printer.OpenElement("Part");
-    printer.OpenElement("PartNumber");
-    printer.PushText(p.part_number);
-    printer.CloseElement();
-    printer.OpenElement("ETag");
-    printer.PushText(("\"" + StripQuotes(p.etag) + "\"").c_str());
-    printer.CloseElement();
-    printer.CloseElement();
+    xml += "<Part><PartNumber>" + std::to_string(p.part_number) + "</PartNumber><ETag>\"";
+    for (char c : StripQuotes(p.etag)) {
+      switch (c) {
+        case '&':
+          xml += "&amp;";
+          break;
+        case '<':
+          xml += "&lt;";
+          break;
+        case '>':
+          xml += "&gt;";
+          break;
+        case '"':
+          xml += "&quot;";
+          break;
+        default:
+          xml.push_back(c);
+      }
+    }
+    xml += "\"</ETag></Part>";
   }
-  printer.CloseElement();
-  return std::string(printer.CStr(), printer.CStrSize() - 1);
+  return xml + "</CompleteMultipartUpload>";
 }
 
 }  // namespace kvfs::s3
