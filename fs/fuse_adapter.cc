@@ -1,0 +1,373 @@
+#define FUSE_USE_VERSION 312
+#include "fs/fuse_adapter.h"
+
+#include <fuse3/fuse_lowlevel.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "fs/errno_map.h"
+
+namespace kvfs {
+
+namespace {
+
+// Tells the kernel to drop entries that vanished behind its back (a failed upload). Runs on its
+// own thread: a notification may wait for the kernel's directory lock, which a request being
+// served could hold. Thread-safe.
+class EntryInvalidator {
+ public:
+  explicit EntryInvalidator(fuse_session* se) : se_(se), thread_([this] { Run(); }) {}
+  ~EntryInvalidator() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Push(uint64_t parent, const std::string& name) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      queue_.emplace_back(parent, name);
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> l(mu_);
+    for (;;) {
+      cv_.wait(l, [this] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      auto [parent, name] = std::move(queue_.front());
+      queue_.pop_front();
+      l.unlock();
+      fuse_lowlevel_notify_inval_entry(se_, parent, name.c_str(), name.size());
+      l.lock();
+    }
+  }
+
+  fuse_session* const se_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::pair<uint64_t, std::string>> queue_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+struct Context {
+  Filesystem* fs;
+  FuseOptions options;
+};
+
+Filesystem& FsOf(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req))->fs; }
+
+void FillStat(const FileAttr& a, struct stat* st) {
+  std::memset(st, 0, sizeof(*st));
+  st->st_ino = a.ino;
+  st->st_mode = a.mode;
+  st->st_nlink = a.nlink;
+  st->st_uid = a.uid;
+  st->st_gid = a.gid;
+  st->st_size = static_cast<off_t>(a.size);
+  st->st_blksize = 4096;
+  st->st_blocks = static_cast<blkcnt_t>((a.size + 511) / 512);
+  st->st_mtim.tv_sec = st->st_ctim.tv_sec = st->st_atim.tv_sec = a.mtime_sec;
+}
+
+void ReplyEntry(fuse_req_t req, const FileAttr& attr) {
+  fuse_entry_param e;
+  std::memset(&e, 0, sizeof(e));
+  e.ino = attr.ino;
+  e.generation = 0;
+  e.attr_timeout = e.entry_timeout = FsOf(req).entry_timeout_secs();
+  FillStat(attr, &e.attr);
+  fuse_reply_entry(req, &e);
+}
+
+void ReplyErr(fuse_req_t req, const Status& st) { fuse_reply_err(req, ToErrno(st)); }
+
+// --- Operations: each translates, calls Filesystem, translates back ---
+
+void OpInit(void* userdata, fuse_conn_info* conn) {
+  auto* ctx = static_cast<Context*>(userdata);
+  // O_TRUNC arrives with open() instead of as a separate truncate (a truncate of an uploaded
+  // object is refused).
+  if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+  // Lookups in the one big chunk directory run in parallel.
+  if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  // Large O_DIRECT reads are split into requests the kernel sends in parallel.
+  if (conn->capable & FUSE_CAP_ASYNC_DIO) conn->want |= FUSE_CAP_ASYNC_DIO;
+  // Writes must reach the filesystem at once (close() reports upload errors).
+  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  conn->max_write = ctx->options.max_write;
+  conn->max_read = 0;  // no limit beyond max_pages
+  conn->max_readahead = ctx->options.max_readahead;
+  conn->max_background = 64;
+  conn->congestion_threshold = 48;
+}
+
+void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  auto r = FsOf(req).Lookup(parent, name);
+  if (r.ok()) return ReplyEntry(req, r->attr);
+  if (r.status().code() == StatusCode::kNotFound) {
+    // Negative entry with a timeout: the kernel itself caches the miss.
+    fuse_entry_param e;
+    std::memset(&e, 0, sizeof(e));
+    e.ino = 0;
+    e.entry_timeout = FsOf(req).entry_timeout_secs();
+    fuse_reply_entry(req, &e);
+    return;
+  }
+  ReplyErr(req, r.status());
+}
+
+void OpForget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  FsOf(req).Forget(ino, nlookup);
+  fuse_reply_none(req);
+}
+
+void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  for (size_t i = 0; i < count; ++i) FsOf(req).Forget(forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto r = FsOf(req).GetAttr(ino, fi ? std::optional<uint64_t>(fi->fh) : std::nullopt);
+  if (!r.ok()) return ReplyErr(req, r.status());
+  struct stat st;
+  FillStat(*r, &st);
+  fuse_reply_attr(req, &st, FsOf(req).entry_timeout_secs());
+}
+
+void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
+  SetAttrRequest sr;
+  if (to_set & FUSE_SET_ATTR_MODE) sr.mode = attr->st_mode;
+  if (to_set & FUSE_SET_ATTR_UID) sr.uid = attr->st_uid;
+  if (to_set & FUSE_SET_ATTR_GID) sr.gid = attr->st_gid;
+  if (to_set & FUSE_SET_ATTR_SIZE) sr.size = static_cast<uint64_t>(attr->st_size);
+  auto r = FsOf(req).SetAttr(ino, sr, fi ? std::optional<uint64_t>(fi->fh) : std::nullopt);
+  if (!r.ok()) return ReplyErr(req, r.status());
+  struct stat st;
+  FillStat(*r, &st);
+  fuse_reply_attr(req, &st, FsOf(req).entry_timeout_secs());
+}
+
+void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  auto r = FsOf(req).Mkdir(parent, name);
+  if (!r.ok()) return ReplyErr(req, r.status());
+  ReplyEntry(req, r->attr);
+}
+
+void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  fuse_reply_err(req, ToErrno(FsOf(req).Rmdir(parent, name)));
+}
+
+void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  fuse_reply_err(req, ToErrno(FsOf(req).Unlink(parent, name)));
+}
+
+void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
+              const char* newname, unsigned int flags) {
+  fuse_reply_err(req, ToErrno(FsOf(req).Rename(parent, name, newparent, newname, flags)));
+}
+
+// Links, symlinks and special files have no object form: EPERM, as for filesystems that do not
+// support them (link(2), symlink(2), mknod(2)).
+void OpLink(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
+void OpSymlink(fuse_req_t req, const char*, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
+void OpMknod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) { fuse_reply_err(req, EPERM); }
+
+void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto r = FsOf(req).Open(ino, fi->flags);
+  if (!r.ok()) return ReplyErr(req, r.status());
+  fi->fh = r->fh;
+  fi->keep_cache = r->keep_cache;
+  fi->direct_io = 0;
+  if (fuse_reply_open(req, fi) == -ENOENT) FsOf(req).Release(r->fh);  // the caller went away
+}
+
+void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+              fuse_file_info* fi) {
+  auto r = FsOf(req).CreateFile(parent, name, fi->flags);
+  if (!r.ok()) return ReplyErr(req, r.status());
+  fi->fh = r->second.fh;
+  fi->keep_cache = 0;
+  fi->direct_io = 0;
+  fuse_entry_param e;
+  std::memset(&e, 0, sizeof(e));
+  e.ino = r->first.attr.ino;
+  e.attr_timeout = e.entry_timeout = FsOf(req).entry_timeout_secs();
+  FillStat(r->first.attr, &e.attr);
+  if (fuse_reply_create(req, &e, fi) == -ENOENT) FsOf(req).Release(r->second.fh);
+}
+
+void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  std::unique_ptr<char[]> buf(new char[size]);
+  auto r = FsOf(req).Read(fi->fh, static_cast<uint64_t>(off), size, buf.get());
+  if (!r.ok()) return ReplyErr(req, r.status());
+  fuse_reply_buf(req, buf.get(), *r);
+}
+
+void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off,
+             fuse_file_info* fi) {
+  auto r = FsOf(req).Write(fi->fh, static_cast<uint64_t>(off), data, size);
+  if (!r.ok()) return ReplyErr(req, r.status());
+  fuse_reply_write(req, *r);
+}
+
+void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  fuse_reply_err(req, ToErrno(FsOf(req).Flush(fi->fh)));
+}
+
+void OpFsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
+  fuse_reply_err(req, ToErrno(FsOf(req).Fsync(fi->fh)));
+}
+
+void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  fuse_reply_err(req, ToErrno(FsOf(req).Release(fi->fh)));
+}
+
+void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto r = FsOf(req).OpenDir(ino);
+  if (!r.ok()) return ReplyErr(req, r.status());
+  fi->fh = *r;
+  if (fuse_reply_open(req, fi) == -ENOENT) FsOf(req).ReleaseDir(*r);
+}
+
+void OpReaddir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  auto r = FsOf(req).ReadDir(fi->fh);
+  if (!r.ok()) return ReplyErr(req, r.status());
+  const auto& entries = **r;
+  std::unique_ptr<char[]> buf(new char[size]);
+  size_t used = 0;
+  for (size_t i = static_cast<size_t>(off); i < entries.size(); ++i) {
+    struct stat st;
+    std::memset(&st, 0, sizeof(st));
+    st.st_ino = entries[i].ino;
+    st.st_mode = entries[i].is_dir ? S_IFDIR : S_IFREG;
+    // The offset stored with an entry is where the next readdir continues.
+    size_t n = fuse_add_direntry(req, buf.get() + used, size - used, entries[i].name.c_str(), &st,
+                                 static_cast<off_t>(i + 1));
+    if (n > size - used) break;
+    used += n;
+  }
+  fuse_reply_buf(req, buf.get(), used);
+}
+
+void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  FsOf(req).ReleaseDir(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void OpStatfs(fuse_req_t req, fuse_ino_t) {
+  FsStat s = FsOf(req).StatFs();
+  struct statvfs v;
+  std::memset(&v, 0, sizeof(v));
+  v.f_bsize = s.bsize;
+  v.f_frsize = s.frsize;
+  v.f_blocks = s.blocks;
+  v.f_bfree = s.bfree;
+  v.f_bavail = s.bavail;
+  v.f_files = s.files;
+  v.f_ffree = s.ffree;
+  v.f_favail = s.ffree;
+  v.f_namemax = s.namemax;
+  fuse_reply_statfs(req, &v);
+}
+
+fuse_lowlevel_ops MakeOps() {
+  fuse_lowlevel_ops ops;
+  std::memset(&ops, 0, sizeof(ops));
+  ops.init = OpInit;
+  ops.lookup = OpLookup;
+  ops.forget = OpForget;
+  ops.forget_multi = OpForgetMulti;
+  ops.getattr = OpGetattr;
+  ops.setattr = OpSetattr;
+  ops.mkdir = OpMkdir;
+  ops.rmdir = OpRmdir;
+  ops.unlink = OpUnlink;
+  ops.rename = OpRename;
+  ops.link = OpLink;
+  ops.symlink = OpSymlink;
+  ops.mknod = OpMknod;
+  ops.open = OpOpen;
+  ops.create = OpCreate;
+  ops.read = OpRead;
+  ops.write = OpWrite;
+  ops.flush = OpFlush;
+  ops.fsync = OpFsync;
+  ops.release = OpRelease;
+  ops.opendir = OpOpendir;
+  ops.readdir = OpReaddir;
+  ops.releasedir = OpReleasedir;
+  ops.statfs = OpStatfs;
+  // Not set, so libfuse answers ENOSYS once and the kernel stops asking: xattrs (-> EOPNOTSUPP
+  // to callers), fallocate (EOPNOTSUPP), locks (handled locally by the kernel), access (every
+  // access allowed; permission bits are fixed), readlink (no symlinks exist).
+  return ops;
+}
+
+}  // namespace
+
+int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOptions& options,
+                   std::function<void()> on_mounted) {
+  std::string opts = "fsname=" + options.fsname + ",subtype=kvfs";
+  if (options.allow_other) opts += ",allow_other";
+  for (const auto& o : options.extra_mount_options) opts += "," + o;
+  std::vector<std::string> argv_s = {"kvfs", "-o", opts};
+  if (options.debug) argv_s.push_back("-d");
+  std::vector<char*> argv;
+  for (auto& s : argv_s) argv.push_back(s.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+
+  Context ctx{&fs, options};
+  fuse_lowlevel_ops ops = MakeOps();
+  fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), &ctx);
+  if (se == nullptr) {
+    spdlog::error("kvfs: cannot create FUSE session (bad mount options '{}'?)", opts);
+    return 1;
+  }
+  int rc = 1;
+  if (fuse_set_signal_handlers(se) != 0) {
+    spdlog::error("kvfs: cannot install signal handlers");
+  } else {
+    if (fuse_session_mount(se, mountpoint.c_str()) != 0) {
+      spdlog::error("kvfs: cannot mount at {} (does it exist, and is /dev/fuse usable?)",
+                    mountpoint);
+    } else {
+      {
+        EntryInvalidator invalidator(se);
+        fs.set_invalidate_fn([&invalidator](uint64_t parent, const std::string& name) {
+          invalidator.Push(parent, name);
+        });
+        if (on_mounted) on_mounted();
+        fuse_loop_config* cfg = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_max_threads(cfg, static_cast<unsigned>(options.max_threads));
+        fuse_loop_cfg_set_idle_threads(cfg,
+                                       static_cast<unsigned>(std::max(1, options.max_threads / 2)));
+        // Returns after unmount or a signal; requests already running complete first.
+        rc = fuse_session_loop_mt(se, cfg);
+        fuse_loop_cfg_destroy(cfg);
+        fs.set_invalidate_fn(nullptr);
+      }
+      fuse_session_unmount(se);
+    }
+    fuse_remove_signal_handlers(se);
+  }
+  fuse_session_destroy(se);
+  fuse_opt_free_args(&args);
+  // A positive result is the signal that ended the loop: a requested, clean shutdown.
+  return rc < 0 ? 1 : 0;
+}
+
+}  // namespace kvfs
