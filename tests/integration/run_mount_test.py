@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Real-mount integration test: mounts kvfs (kvfs_test_mount) over the directory store or an S3
+bucket, runs engine_replay.py through the mount, checks the objects in the store, the bad-input
+errors, and a second mount ("another node") of the same store.
+
+    run_mount_test.py --binary PATH/kvfs_test_mount --backend dir|s3
+
+Exit 77 = skipped (no FUSE, or no S3 endpoint), unless KVFS_REQUIRE_FUSE=1 / KVFS_REQUIRE_S3=1.
+"""
+import argparse
+import errno
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MIB = 1 << 20
+CHUNK = 2 * MIB
+BIG = 12 * MIB
+PREFIX = "kv/"
+
+
+def skip_or_fail(reason, require_var):
+    if os.environ.get(require_var) == "1":
+        print("FAIL (%s=1): %s" % (require_var, reason))
+        sys.exit(1)
+    print("SKIP: " + reason)
+    sys.exit(77)
+
+
+def expect_errno(fn, code, what):
+    try:
+        fn()
+    except OSError as e:
+        assert e.errno == code, "%s: errno %s, expected %s" % (what, e.errno, code)
+        print("ok: %s -> %s" % (what, errno.errorcode[code]))
+        return
+    raise AssertionError("%s: succeeded, expected %s" % (what, errno.errorcode[code]))
+
+
+class Mount:
+    def __init__(self, binary, store_args, mnt, spool, extra=()):
+        self.mnt = mnt
+        os.makedirs(mnt, exist_ok=True)
+        cmd = [binary] + store_args + ["--prefix", PREFIX, "--spool", spool] + list(extra) + [mnt]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True)
+        deadline = time.time() + 30
+        while not os.path.ismount(mnt):
+            if self.proc.poll() is not None or time.time() > deadline:
+                out = self.proc.stdout.read() if self.proc.poll() is not None else ""
+                raise AssertionError("mount at %s failed: %s" % (mnt, out))
+            time.sleep(0.05)
+
+    def stop(self, how="sigterm"):
+        if self.proc.poll() is None:
+            if how == "sigterm":
+                self.proc.send_signal(signal.SIGTERM)
+            else:
+                subprocess.run(["fusermount3", "-u", self.mnt], check=True)
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            subprocess.run(["fusermount3", "-uz", self.mnt])
+            raise AssertionError("mount process did not exit after %s" % how)
+        assert not os.path.ismount(self.mnt), "still mounted: " + self.mnt
+        assert rc == 0, "mount process exit code %d" % rc
+
+
+def dump(binary, store_args):
+    out = subprocess.run([binary, "--dump"] + store_args + ["--prefix", PREFIX], check=True,
+                         capture_output=True, text=True).stdout
+    objs = {}
+    for line in out.splitlines():
+        key, size, digest = line.rsplit(" ", 2)
+        objs[key] = (int(size), digest)
+    return objs
+
+
+def bad_inputs(mnt):
+    # A partial chunk (the mount only accepts CHUNK and BIG sizes): close() fails, nothing stays.
+    def partial():
+        with open(os.path.join(mnt, "partial.pt"), "wb") as f:
+            f.write(b"x" * MIB)
+    expect_errno(partial, errno.EINVAL, "partial chunk close()")
+    assert not os.path.exists(os.path.join(mnt, "partial.pt")), "partial chunk visible"
+
+    # A write past max_chunk_bytes: EFBIG.
+    def too_big():
+        fd = os.open(os.path.join(mnt, "huge.pt"), os.O_CREAT | os.O_WRONLY, 0o644)
+        try:
+            os.pwrite(fd, b"x", 32 * MIB)
+        finally:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the (empty) file is rejected on close too
+    expect_errno(too_big, errno.EFBIG, "write past max_chunk_bytes")
+    assert not os.path.exists(os.path.join(mnt, "huge.pt")), "rejected file visible"
+
+    # Names: over 255 bytes.
+    expect_errno(lambda: open(os.path.join(mnt, "n" * 256), "wb"), errno.ENAMETOOLONG,
+                 "256-byte name")
+    # Unsupported operations: documented errnos.
+    some = next(e.name for e in os.scandir(mnt) if e.is_file())
+    expect_errno(lambda: os.link(os.path.join(mnt, some), os.path.join(mnt, "hard")),
+                 errno.EPERM, "link()")
+    expect_errno(lambda: os.symlink("x", os.path.join(mnt, "sym")), errno.EPERM, "symlink()")
+    expect_errno(lambda: os.setxattr(os.path.join(mnt, some), "user.k", b"v"), errno.EOPNOTSUPP,
+                 "setxattr()")
+    expect_errno(lambda: os.chmod(os.path.join(mnt, some), 0o600), errno.EPERM, "chmod()")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--backend", choices=["dir", "s3"], required=True)
+    args = ap.parse_args()
+
+    if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
+        skip_or_fail("no /dev/fuse or fusermount3", "KVFS_REQUIRE_FUSE")
+    work = tempfile.mkdtemp(prefix="kvfs-it-")
+    bucket = None
+    if args.backend == "s3":
+        if not os.environ.get("KVFS_TEST_S3_ENDPOINT"):
+            skip_or_fail("KVFS_TEST_S3_ENDPOINT not set", "KVFS_REQUIRE_S3")
+        bucket = "kvfs-it-%d-%s" % (os.getpid(), uuid.uuid4().hex[:8])
+        subprocess.run([args.binary, "--create-bucket", "--s3-bucket", bucket], check=True)
+        store = ["--s3-bucket", bucket]
+    else:
+        store = ["--dir", os.path.join(work, "store")]
+    sizes = ["--chunk-size", str(CHUNK), "--chunk-size", str(BIG), "--max-chunk", str(32 * MIB),
+             "--multipart-threshold", str(8 * MIB), "--part-size", str(5 * MIB)]
+    mounts = []
+    try:
+        a = Mount(args.binary, store, os.path.join(work, "mnt-a"), os.path.join(work, "spool-a"),
+                  sizes)
+        mounts.append(a)
+        manifest = os.path.join(work, "manifest.json")
+        subprocess.run([sys.executable, os.path.join(HERE, "engine_replay.py"), a.mnt,
+                        "--chunk-bytes", str(CHUNK), "--big-chunk-bytes", str(BIG),
+                        "--manifest", manifest], check=True, timeout=240)
+        with open(manifest) as f:
+            m = json.load(f)
+
+        # The bucket holds exactly the chunks, byte for byte, under their own names.
+        objs = dump(args.binary, store)
+        want = {PREFIX + n: d for n, d in m["files"].items()}
+        assert set(objs) == set(want), "objects differ: extra %s missing %s" % (
+            sorted(set(objs) - set(want))[:3], sorted(set(want) - set(objs))[:3])
+        for k, d in want.items():
+            assert objs[k][1] == d, "object bytes differ: " + k
+        print("ok: %d objects in the store match" % len(objs))
+
+        bad_inputs(a.mnt)
+        assert set(dump(args.binary, store)) == set(want), "bad input left objects behind"
+        print("ok: bad inputs left nothing behind")
+
+        # A second node: its own spool, same store. It reads A's chunks; A sees B's chunk.
+        b = Mount(args.binary, store, os.path.join(work, "mnt-b"), os.path.join(work, "spool-b"),
+                  sizes)
+        mounts.append(b)
+        for n, d in m["files"].items():
+            with open(os.path.join(b.mnt, n), "rb") as f:
+                assert hashlib.sha256(f.read()).hexdigest() == d, "node B read differs: " + n
+        for n in m["removed"]:
+            assert not os.path.exists(os.path.join(b.mnt, n))
+        data = os.urandom(CHUNK)
+        with open(os.path.join(b.mnt, "from-node-b.pt"), "wb") as f:
+            f.write(data)
+        with open(os.path.join(a.mnt, "from-node-b.pt"), "rb") as f:
+            assert f.read() == data, "node A read of node B's chunk differs"
+        print("ok: two mounts exchange chunks")
+
+        b.stop("fusermount")
+        a.stop("sigterm")
+        mounts.clear()
+        for spool in ("spool-a", "spool-b"):
+            left = os.listdir(os.path.join(work, spool))
+            assert not left, "spool files left: %s" % left[:3]
+        print("ok: clean unmount (SIGTERM and fusermount3 -u), spools empty")
+        print("integration (%s): PASSED" % args.backend)
+        return 0
+    finally:
+        for mt in mounts:
+            try:
+                mt.stop("fusermount")
+            except Exception as e:  # noqa: BLE001 - best-effort cleanup
+                print("cleanup: %s" % e)
+        if bucket:
+            subprocess.run([args.binary, "--delete-bucket", "--s3-bucket", bucket])
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (AssertionError, subprocess.CalledProcessError, OSError) as e:
+        print("integration FAILED: %s" % (e,))
+        sys.exit(1)
