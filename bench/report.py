@@ -8,6 +8,7 @@ Every cell is the median over the repetitions with (min-max). Ratios compare med
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -53,6 +54,7 @@ class Table:
                 what = f"{s}: {r['note'].strip()}"
                 if ph != "note":
                     what = f"{s}: {ph} {r.get('size_mib')} MiB skipped ({r['note']})"
+                what = re.sub(r"-r\d+\.log", "-r<rep>.log", what)  # one note for all reps
                 if what not in self.notes:
                     self.notes.append(what)
                 continue
@@ -60,6 +62,12 @@ class Table:
                 what = f"{s}: {ph} errors, e.g. {r['note']}"
                 if what not in self.notes:
                     self.notes.append(what)
+            if ph == "info" and r.get("client"):
+                what = (f"{s}: measured with the {r['client']} client, "
+                        f"{r.get('part_mib')} MiB ranged-GET parts")
+                if what not in self.notes:
+                    self.notes.append(what)
+                continue
             if ph == "rss":
                 key = (s, r.get("rep"))
                 rss[key] = max(rss[key], r.get("peak_rss_mib") or 0)
@@ -133,6 +141,19 @@ def markdown(t, meta):
                 f"{meta.get('ttfb_chunks')} for TTFB), threads {meta.get('threads')}, "
                 f"{meta.get('reps')} repetitions, lookups {meta.get('lookup_seconds')} s each",
                 "", "Command:", "", "```", meta.get("command", ""), "```", ""]
+    partial = []
+    if meta and meta.get("sizes_mib") != "8,32,64":
+        partial.append(f"sizes {meta.get('sizes_mib')} MiB instead of 8,32,64")
+    if meta and int(meta.get("reps", 3)) < 3:
+        partial.append(f"{meta.get('reps')} repetition(s)")
+    if "kvfs" not in t.systems:
+        partial.append("no kvfs")
+    if meta and float(meta.get("loadavg_start", ["0"])[0]) > 0.5 * (meta.get("nproc") or 1):
+        partial.append(f"a busy machine (load {meta['loadavg_start'][0]} on "
+                       f"{meta.get('nproc')} cores): absolute numbers are noisy")
+    if partial:
+        out += ["**Not a full benchmark run:** " + "; ".join(partial) + ". Regenerate with "
+                "`bench/run.sh` on an idle machine.", ""]
     out += ["Cells: median over the repetitions (min-max). Systems: kvfs and its peers s3fs and "
             "rclone mount (`--vfs-cache-mode off` / `full`); limits: `raw-s3` (native client, "
             "ranged GETs in parallel and one PUT per chunk, no filesystem) and `tmpfs` (the same "

@@ -18,6 +18,7 @@
 #   --part-mib N          raw_s3 ranged-GET part size (default 8)
 #   --kvfs PATH           kvfs binary (default: build/kvfs, build-bench/..., else built here)
 #   --kvfs-cache-size B   kvfs cache_size in bytes (default 4294967296)
+#   --kvfs-yaml FILE      more kvfs config lines (tuning: get_part_size, max_inflight, ...)
 #   --out DIR             results dir (default bench/results/<date>)
 #   --results-md FILE     report file (default bench/RESULTS.md; "-" = no report)
 #   --no-install          do not apt-get install missing peers
@@ -31,7 +32,7 @@ CMDLINE="bench/run.sh $*"
 
 ENDPOINT="" CEPH_CONF="" SYSTEMS=kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
 SIZES=8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
-PART_MIB=8 KVFS_BIN="" KVFS_CACHE_SIZE=4294967296 OUT="" RESULTS_MD=$BENCH/RESULTS.md INSTALL=1
+PART_MIB=8 KVFS_BIN="" KVFS_CACHE_SIZE=4294967296 KVFS_YAML="" OUT="" RESULTS_MD=$BENCH/RESULTS.md INSTALL=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --endpoint) ENDPOINT=$2; shift ;;
@@ -47,6 +48,7 @@ while [ $# -gt 0 ]; do
     --part-mib) PART_MIB=$2; shift ;;
     --kvfs) KVFS_BIN=$2; shift ;;
     --kvfs-cache-size) KVFS_CACHE_SIZE=$2; shift ;;
+    --kvfs-yaml) KVFS_YAML=$(realpath "$2"); shift ;;
     --out) OUT=$2; shift ;;
     --results-md) RESULTS_MD=$2; shift ;;
     --no-install) INSTALL=0 ;;
@@ -211,10 +213,11 @@ mount_system() {  # mount_system SYSTEM BUCKET CACHE_DIR LOG -> DAEMON_PID, 0 wh
       cat >"$WORK/kvfs.yaml" <<EOF
 endpoint: $ENDPOINT
 region: $AWS_REGION
-path_style: true
+addressing: path
 cache_dir: $cache
 cache_size: $KVFS_CACHE_SIZE
 EOF
+      [ -n "$KVFS_YAML" ] && cat "$KVFS_YAML" >>"$WORK/kvfs.yaml"
       "$KVFS_BIN" -f --config "$WORK/kvfs.yaml" "s3://$bucket" "$MNT" >>"$log" 2>&1 &
       ;;
   esac
