@@ -244,9 +244,9 @@ class Bench:
     def buffers(self, size_mib, count):
         b = getattr(self, "_bufs", None)
         if b is None or b.size != size_mib * MIB or len(b.mms) < count:
-            self._bufs = b = None
-            b = self._bufs = Buffers(size_mib * MIB, max(count, self.a.chunks,
-                                                         self.a.odirect_chunks))
+            self._bufs = None  # free the old buffers before allocating the new ones
+            b = self._bufs = Buffers(size_mib * MIB,
+                                     max(count, self.a.chunks, self.a.odirect_chunks))
         else:
             b.clear()
         return b
