@@ -70,7 +70,7 @@ Result<std::vector<std::string>> Filesystem::ChildPath(uint64_t parent,
 
 bool Filesystem::IsTempName(const std::string& name) const {
   for (const auto& pat : options_.temp_patterns) {
-    if (fnmatch(pat.c_str(), name.c_str(), FNM_PERIOD) == 0) return true;
+    if (fnmatch(pat.c_str(), name.c_str(), 0) == 0) return true;
   }
   return false;
 }
@@ -258,19 +258,27 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags) {
         return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/true};
       }
     }
-  } else if (!lf) {
-    // Opening an existing object for writing starts a new, empty version (O_TRUNC or not): the
-    // engines rewrite whole chunks, and downloading a chunk only to overwrite it is waste.
-    KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
-    if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
-    if (flags & O_APPEND) {
-      return Status::NotSupported("appending to an uploaded file is not supported: " + key);
+  } else {
+    bool fresh = !lf;
+    if (lf && (flags & O_TRUNC)) {
+      // O_TRUNC on a file another handle is writing: this writer gets its own version, so two
+      // writers of one name never truncate each other's bytes.
+      std::lock_guard<std::mutex> l(lf->mu);
+      fresh = lf->handles > 0 || !lf->failed.ok();
     }
-    KVFS_ASSIGN_OR_RETURN(auto created, NewLocal(key, Display(path), IsTempName(path.back())));
-    lf = created;
-    std::lock_guard<std::mutex> l(lf->mu);
-    lf->parent_ino = inodes_.ParentOf(ino);
-    lf->name = path.back();
+    if (fresh) {
+      // Opening an existing object for writing starts a new, empty version (O_TRUNC or not): the
+      // engines rewrite whole chunks, and downloading a chunk only to overwrite it is waste.
+      if (!lf) {
+        KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
+        if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
+      }
+      if (flags & O_APPEND) {
+        return Status::NotSupported("appending to an uploaded file is not supported: " + key);
+      }
+      KVFS_ASSIGN_OR_RETURN(lf, NewLocal(key, Display(path), IsTempName(path.back()),
+                                         inodes_.ParentOf(ino), path.back()));
+    }
   }
   std::lock_guard<std::mutex> l(lf->mu);
   if (!lf->failed.ok()) return lf->failed;

@@ -169,12 +169,14 @@ class Filesystem {
   void FailLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self, const Status& st);
   // The last handle went away: drop an uploaded file, hand its spool to the reader.
   void MaybeDropLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self);
+  // A new, empty local file for key that becomes the one the name shows.
   Result<std::shared_ptr<LocalFile>> NewLocal(const std::string& key, const std::string& display,
-                                              bool temp);
+                                              bool temp, uint64_t parent, const std::string& name);
   // Uploads local file `f` as dst_key (rename of a temp file). REQUIRES(f.mu).
   Status RenameLocalLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self,
                            const std::string& dst_key, const std::string& dst_display,
-                           bool dst_temp, bool no_replace);
+                           bool dst_temp, bool no_replace,
+                           std::shared_ptr<LocalFile>* replaced_out);
 
   const std::shared_ptr<ObjectStore> store_;
   const std::shared_ptr<ChunkReader> reader_;

@@ -175,7 +175,8 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
 
 Status Filesystem::RenameLocalLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self,
                                      const std::string& dst_key, const std::string& dst_display,
-                                     bool dst_temp, bool no_replace) {
+                                     bool dst_temp, bool no_replace,
+                                     std::shared_ptr<LocalFile>* replaced_out) {
   if (!f.failed.ok()) return f.failed;
   if (!dst_temp) {
     // Upload under the final name; the rename returns only when the object is durable. On
@@ -208,10 +209,7 @@ Status Filesystem::RenameLocalLocked(LocalFile& f, const std::shared_ptr<LocalFi
   f.key = dst_key;
   f.display_name = dst_display;
   f.temp = dst_temp;
-  if (replaced && replaced.get() != &f) {
-    std::lock_guard<std::mutex> l(replaced->mu);
-    replaced->unlinked = true;
-  }
+  if (replaced.get() != &f) *replaced_out = std::move(replaced);
   if (!dst_temp && f.handles == 0) {
     f.adopted = reader_->AdoptWritten(f.key, *f.uploaded, f.spool_path());
   }
@@ -237,11 +235,20 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
   }
   auto src_ino = inodes_.Find(parent, name);
   if (auto lf = FindLocal(src_key)) {
-    std::lock_guard<std::mutex> l(lf->mu);
-    KVFS_RETURN_IF_ERROR(
-        RenameLocalLocked(*lf, lf, dst_key, Display(dst_path), IsTempName(new_name), no_replace));
-    lf->parent_ino = new_parent;
-    lf->name = new_name;
+    std::shared_ptr<LocalFile> replaced;
+    {
+      std::lock_guard<std::mutex> l(lf->mu);
+      KVFS_RETURN_IF_ERROR(RenameLocalLocked(*lf, lf, dst_key, Display(dst_path),
+                                             IsTempName(new_name), no_replace, &replaced));
+      lf->parent_ino = new_parent;
+      lf->name = new_name;
+    }
+    if (replaced) {
+      // A local file that had the target name is gone. Marked after lf->mu is released: two
+      // LocalFile locks are never held at once.
+      std::lock_guard<std::mutex> l(replaced->mu);
+      replaced->unlinked = true;
+    }
   } else {
     KVFS_ASSIGN_OR_RETURN(Node node, Resolve(src_key));
     if (node.kind == MetaEntry::kDir) {

@@ -20,11 +20,19 @@ Status Filesystem::ValidateChunk(uint64_t size, const std::string& display_name)
 }
 
 Result<std::shared_ptr<LocalFile>> Filesystem::NewLocal(const std::string& key,
-                                                        const std::string& display, bool temp) {
+                                                        const std::string& display, bool temp,
+                                                        uint64_t parent, const std::string& name) {
   KVFS_ASSIGN_OR_RETURN(auto lf, LocalFile::Create(options_.spool_dir, key, display, temp));
+  {
+    std::lock_guard<std::mutex> l(lf->mu);
+    lf->parent_ino = parent;
+    lf->name = name;
+  }
+  // The newest writer owns the name; an older LocalFile of that key keeps its open handles and
+  // still commits on its own close (conditional create decides between them).
   std::lock_guard<std::mutex> l(mu_);
-  auto [it, inserted] = local_files_.emplace(key, lf);
-  return it->second;  // on a race, the one that got there first (ours is deleted)
+  local_files_[key] = lf;
+  return lf;
 }
 
 Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
@@ -32,23 +40,23 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
   std::shared_ptr<LocalFile> lf = FindLocal(key);
-  bool existed = lf != nullptr;
-  if (!lf) {
-    KVFS_ASSIGN_OR_RETURN(lf, NewLocal(key, Display(path), IsTempName(name)));
-  }
-  {
+  if (lf) {
     std::lock_guard<std::mutex> l(lf->mu);
-    if (!lf->failed.ok()) return lf->failed;
-    if (existed && (flags & O_EXCL)) return Status::AlreadyExists("file exists: " + Display(path));
-    if (lf->handles == 0 && !lf->uploaded && lf->size == 0) {
-      // Fresh: a created file must end as an object or as an error, never silently vanish.
+    if (flags & O_EXCL) return Status::AlreadyExists("file exists: " + Display(path));
+    if (lf->handles == 0 && !lf->uploaded && lf->failed.ok()) {
+      // An idle local file (a closed temp file): reuse it, as creat() on a local file would.
+      if (flags & O_TRUNC) KVFS_RETURN_IF_ERROR(lf->TruncateLocked(0));
       lf->dirty = true;
-      lf->parent_ino = parent;
-      lf->name = name;
-    } else if (flags & O_TRUNC) {
-      KVFS_RETURN_IF_ERROR(lf->TruncateLocked(0));
-      lf->dirty = true;
+      lf->handles++;
+    } else {
+      lf = nullptr;  // in use by another writer: this one gets its own version
     }
+  }
+  if (!lf) {
+    KVFS_ASSIGN_OR_RETURN(lf, NewLocal(key, Display(path), IsTempName(name), parent, name));
+    std::lock_guard<std::mutex> l(lf->mu);
+    // A created file must end as an object or as an error, never silently vanish.
+    lf->dirty = true;
     lf->handles++;
   }
   uint64_t ino = inodes_.Ref(parent, name, false);
