@@ -1,6 +1,7 @@
 // Object-store conformance: reads, writes, ranges, conditional create, copy, errors. The same
 // bodies run against the directory store, the in-memory fake and the S3 store on the test server.
 #include <atomic>
+#include <iostream>
 #include <thread>
 
 #include "objstore/s3/s3_store.h"
@@ -193,6 +194,7 @@ TEST_F(S3ErrorTest, WrongSecretIsPermissionDenied) {
   auto s = NewS3Store(bad);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   Status st = (*s)->CheckAccess();
+  std::cout << "wrong secret: " << st.ToString() << "\n";
   EXPECT_EQ(st.code(), StatusCode::kPermissionDenied) << st.ToString();
   EXPECT_FALSE(st.message().empty());
   EXPECT_THAT(st.ToString(), Not(HasSubstr(bad.credentials.secret_access_key)));
@@ -208,6 +210,7 @@ TEST_F(S3ErrorTest, MissingBucketIsNotFound) {
   auto s = NewS3Store(missing);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   Status st = (*s)->CheckAccess();
+  std::cout << "missing bucket: " << st.ToString() << "\n";
   EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.ToString();
   EXPECT_THAT(st.ToString(), HasSubstr(missing.bucket)) << "the message names the bucket";
 }

@@ -9,13 +9,15 @@
 #        KVFS_MON_PORT_V2   monitor msgr2 port              (default 3300)
 #        KVFS_MON_PORT_V1   monitor legacy port             (default 6789)
 #        KVFS_OSD_STORE     memstore | bluestore            (default memstore)
+#        KVFS_MEMSTORE_BYTES memstore capacity, RAM used only as written (default 8 GiB)
 #        KVFS_RGW_ACCESS_KEY / KVFS_RGW_SECRET_KEY          test user credentials
 # Two clusters on one machine need different ports AND dirs.
 #
 # Traps this script avoids (see the Ceph notes): the OSD key must exist before `ceph-osd --mkfs`
 # (`ceph osd new` with a cephx_secret); size-1 pools need `mon allow pool size one` and
 # `osd crush chooseleaf type = 0`; beast needs tcp_nodelay=1 or small responses on kept-alive
-# connections stall ~45 ms (Nagle + delayed ACK).
+# connections stall ~45 ms (Nagle + delayed ACK); `osd max object name len` must exceed S3's
+# 1024-byte key limit (with 460, as in some recipes, RGW answers 500 for keys over ~450 bytes).
 set -euo pipefail
 
 CEPH_DIR=${KVFS_CEPH_DIR:-/tmp/kvfs-ceph}
@@ -97,7 +99,7 @@ bluestore block size = 21474836480
 bluestore block db create = false
 bluestore block wal create = false
 bluestore fsck on mount = false
-memstore device bytes = 4294967296
+memstore device bytes = ${KVFS_MEMSTORE_BYTES:-8589934592}
 osd max object name len = 2048
 osd max object namespace len = 64
 
