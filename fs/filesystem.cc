@@ -85,15 +85,28 @@ std::string Filesystem::Display(const std::vector<std::string>& path) {
 // Resolution and attributes
 
 Result<Filesystem::Node> Filesystem::Resolve(const std::string& key) {
-  Node node;
-  if (auto lf = FindLocal(key)) {
+  std::shared_ptr<LocalFile> lf = FindLocal(key);
+  auto local_node = [&] {
+    Node node;
     node.kind = MetaEntry::kFile;
     node.info.key = key;
     node.info.size = lf->size_now();
     node.info.mtime_sec = lf->mtime_sec();
-    node.local = std::move(lf);
+    node.local = lf;
     return node;
+  };
+  if (lf && lf->temp_now()) return local_node();
+  auto remote = ResolveRemote(key);
+  // A write in progress shows only while no complete object of that name exists: readers of a
+  // chunk being rewritten get the uploaded bytes, never a partial file.
+  if (lf && (!remote.ok() || remote->kind != MetaEntry::kFile)) {
+    return local_node();
   }
+  return remote;
+}
+
+Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key) {
+  Node node;
   if (auto e = meta_.Get(key)) {
     if (e->kind == MetaEntry::kMissing) return Status::NotFound("no such file: " + key);
     node.kind = e->kind;
@@ -109,7 +122,7 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key) {
     return node;
   }
   if (head.status().code() != StatusCode::kNotFound) return head.status();
-  if (!codec_.flat()) {
+  if (!codec_.flat() && options_.subdirectories) {
     // Not a file: a directory if any key lies under "key/" (a marker or implicit prefix).
     ListRequest req;
     req.prefix = key + "/";
@@ -247,18 +260,17 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags) {
   auto h = std::make_shared<Handle>();
   h->ino = ino;
   h->writable = (flags & O_ACCMODE) != O_RDONLY;
-  std::shared_ptr<LocalFile> lf = FindLocal(key);
+  std::shared_ptr<LocalFile> lf;
   if (!h->writable) {
+    KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
+    if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
+    lf = node.local;
     if (!lf) {
-      KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
-      if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
-      lf = node.local;  // it may have appeared meanwhile
-      if (!lf) {
-        KVFS_ASSIGN_OR_RETURN(h->remote, reader_->Open(key, node.info));
-        return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/true};
-      }
+      KVFS_ASSIGN_OR_RETURN(h->remote, reader_->Open(key, node.info));
+      return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/true};
     }
   } else {
+    lf = FindLocal(key);
     bool fresh = !lf;
     if (lf && (flags & O_TRUNC)) {
       // O_TRUNC on a file another handle is writing: this writer gets its own version, so two

@@ -13,6 +13,22 @@
 //   if nothing is written the object is unchanged.
 // - Lookups, positive and negative, are cached for metadata_ttl_secs (MetaCache).
 //
+// errno behaviour (through fs/errno_map.cc):
+//   close()/fsync() of a partial chunk (size not in chunk_sizes; empty file)   EINVAL
+//   close()/fsync()/rename() when the upload failed (aborted, nothing left)   EIO
+//   close() when the name exists and ExistsPolicy forbids it                  EEXIST
+//   write()/truncate() past max_chunk_bytes                                   EFBIG
+//   name > 255 bytes, key > 1024 bytes                                        ENAMETOOLONG
+//   unlink() with unlink_policy deny                                          EPERM
+//   chmod/chown to other values, truncate of an uploaded file                 EPERM
+//   link(), symlink(), mknod() (fuse adapter)                                 EPERM
+//   xattrs, fallocate (not implemented: the kernel answers)                   EOPNOTSUPP
+//   mkdir with fan-out, rename of directories, RENAME_EXCHANGE, O_APPEND on
+//   an uploaded file                                                          ENOTSUP
+//   rmdir of a non-empty directory                                            EEXIST
+//   an object changed under an open handle                                    ESTALE
+//   utimes/touch of an existing file: accepted, ignored
+//
 // Thread-safety: all methods may be called from many threads at once. Locks, in the order they
 // may be taken: LocalFile::mu (held across the upload of that one file) -> Filesystem::mu_
 // (short: maps of handles and local files) -> InodeTable / MetaCache internal mutexes (leaves).
@@ -154,6 +170,8 @@ class Filesystem {
 
   // What `key` is: a local file, a cached entry, or (on a miss) HEAD and a one-key LIST.
   Result<Node> Resolve(const std::string& key);
+  // The store's view only (metadata cache, else HEAD and, for directories, a one-key LIST).
+  Result<Node> ResolveRemote(const std::string& key);
   FileAttr AttrOf(uint64_t ino, const Node& node) const;
   FileAttr DirAttr(uint64_t ino) const;
 

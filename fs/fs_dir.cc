@@ -37,6 +37,7 @@ Result<uint64_t> Filesystem::OpenDir(uint64_t ino) {
       meta_.PutFile(obj);  // scandir + stat then costs no request
     }
     for (auto& cp : page->common_prefixes) {
+      if (!options_.subdirectories) break;
       auto name = codec_.NameOfPrefix(prefix, cp);
       if (!name) continue;
       names[*name] = true;
@@ -77,7 +78,9 @@ void Filesystem::ReleaseDir(uint64_t dir_fh) {
 }
 
 Result<FsEntry> Filesystem::Mkdir(uint64_t parent, const std::string& name) {
-  if (codec_.flat()) return Status::NotSupported("mkdir: no subdirectories with hashed fan-out");
+  if (codec_.flat() || !options_.subdirectories) {
+    return Status::NotSupported("mkdir: subdirectories are off (fan-out or subdirectories: false)");
+  }
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
   auto node = Resolve(key);
@@ -208,7 +211,7 @@ Status Filesystem::RenameLocalLocked(LocalFile& f, const std::shared_ptr<LocalFi
   meta_.Erase(f.key);
   f.key = dst_key;
   f.display_name = dst_display;
-  f.temp = dst_temp;
+  f.SetTempLocked(dst_temp);
   if (replaced.get() != &f) *replaced_out = std::move(replaced);
   if (!dst_temp && f.handles == 0) {
     f.adopted = reader_->AdoptWritten(f.key, *f.uploaded, f.spool_path());

@@ -52,6 +52,9 @@ struct FsOptions {
   // Hashed fan-out: keys are prefix + first N hex chars of a hash of the name + "/" + name.
   // 0 = off. With fan-out on, the filesystem is flat (mkdir returns ENOTSUP).
   int fanout_hex_chars = 0;
+  // Subdirectories (mkdir, "/" in names of other tools' keys). Off: the namespace is flat, a
+  // missed lookup costs one HEAD instead of a HEAD and a one-key LIST, and mkdir is ENOTSUP.
+  bool subdirectories = true;
   // Private directory for write spool files (created if missing). Required.
   std::string spool_dir;
   // statfs: total size reported (free = total; the store has no fixed capacity).

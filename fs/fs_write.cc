@@ -39,18 +39,19 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
                                                               const std::string& name, int flags) {
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
-  std::shared_ptr<LocalFile> lf = FindLocal(key);
-  if (lf) {
-    std::lock_guard<std::mutex> l(lf->mu);
+  std::shared_ptr<LocalFile> lf;
+  if (std::shared_ptr<LocalFile> existing = FindLocal(key)) {
+    // (`existing` keeps the file alive while its mutex is held.)
+    std::lock_guard<std::mutex> l(existing->mu);
     if (flags & O_EXCL) return Status::AlreadyExists("file exists: " + Display(path));
-    if (lf->handles == 0 && !lf->uploaded && lf->failed.ok()) {
-      // An idle local file (a closed temp file): reuse it, as creat() on a local file would.
-      if (flags & O_TRUNC) KVFS_RETURN_IF_ERROR(lf->TruncateLocked(0));
-      lf->dirty = true;
-      lf->handles++;
-    } else {
-      lf = nullptr;  // in use by another writer: this one gets its own version
+    if (existing->temp && existing->handles == 0 && !existing->unlinked && existing->failed.ok()) {
+      // An idle temp file: reuse it, as creat() on a local file would.
+      if (flags & O_TRUNC) KVFS_RETURN_IF_ERROR(existing->TruncateLocked(0));
+      existing->dirty = true;
+      existing->handles++;
+      lf = existing;
     }
+    // Otherwise it is in use by another writer: this one gets its own version.
   }
   if (!lf) {
     KVFS_ASSIGN_OR_RETURN(lf, NewLocal(key, Display(path), IsTempName(name), parent, name));

@@ -20,7 +20,7 @@ Result<std::shared_ptr<LocalFile>> LocalFile::Create(const std::string& spool_di
   std::lock_guard<std::mutex> l(f->mu);
   f->key = std::move(key);
   f->display_name = std::move(display_name);
-  f->temp = temp;
+  f->SetTempLocked(temp);
   return f;
 }
 

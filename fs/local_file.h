@@ -34,6 +34,12 @@ class LocalFile {
   const std::string& spool_path() const { return spool_path_; }
   uint64_t size_now() const { return size_atomic_.load(); }
   int64_t mtime_sec() const { return mtime_sec_; }
+  // `temp`, readable without mu (lookups must not wait for an upload).
+  bool temp_now() const { return temp_atomic_.load(); }
+  void SetTempLocked(bool t) {
+    temp = t;
+    temp_atomic_.store(t);
+  }
 
   // Writes at any offset; the caller checks the size limit. REQUIRES(mu).
   Status WriteLocked(uint64_t offset, const char* data, uint64_t n);
@@ -65,6 +71,7 @@ class LocalFile {
   const std::string spool_path_;
   const int64_t mtime_sec_;
   std::atomic<uint64_t> size_atomic_{0};
+  std::atomic<bool> temp_atomic_{false};
 };
 
 }  // namespace kvfs

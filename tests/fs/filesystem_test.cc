@@ -292,3 +292,23 @@ TEST_F(FilesystemTest, TruncateOfFileBeingWritten) {
 
 }  // namespace
 }  // namespace kvfs
+
+namespace kvfs {
+namespace {
+
+TEST_F(FilesystemTest, FlatNamespaceMissCostsOneHead) {
+  options_.subdirectories = false;
+  Mount();
+  mem_->PutObject("p/d/x", "1");
+  uint64_t lists = mem_->counters().list;
+  EXPECT_EQ(fs_->Lookup(1, "nope").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(fs_->Lookup(1, "d").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(mem_->counters().list, lists);
+  EXPECT_EQ(ToErrno(fs_->Mkdir(1, "e").status()), ENOTSUP);
+  auto fh = fs_->OpenDir(1);
+  ASSERT_TRUE(fh.ok());
+  EXPECT_EQ((*fs_->ReadDir(*fh))->size(), 2u);  // "." and ".." only
+}
+
+}  // namespace
+}  // namespace kvfs
