@@ -86,8 +86,8 @@ class EntryRef {
   int fd_ = -1;
 };
 
-// A reserved entry being filled: write [0, size) into fd() (pwrite or a shared mmap; the file is
-// already allocated to `size`), then Commit. Dropping it uncommitted removes the file and frees
+// A reserved entry being filled: write [0, size) into fd() with pwrite (the file is already
+// `size` bytes long, sparse), then Commit. Dropping it uncommitted removes the file and frees
 // the reservation. Move-only; thread-compatible (the fd may be written from many threads).
 class FillRef {
  public:

@@ -12,6 +12,10 @@ namespace kvfs {
 // Crc32c(0, "123456789", 9) == 0xE3069283. Thread-safe (pure function).
 uint32_t Crc32c(uint32_t crc, const void* data, size_t n);
 
+// The CRC32C of A followed by B, from crc_a = CRC of A, crc_b = CRC of B and len_b = |B|: lets
+// parts of an object be checksummed in any order, as they arrive. O(log len_b).
+uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
+
 // True if the hardware (SSE4.2) path is in use; for reports and benchmarks.
 bool Crc32cIsHardware();
 

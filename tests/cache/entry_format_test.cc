@@ -26,6 +26,16 @@ TEST(Crc32cTest, IncrementalEqualsWhole) {
   }
 }
 
+TEST(Crc32cTest, CombineEqualsWhole) {
+  std::string s = testing::Pattern(300001, 9);
+  uint32_t whole = Crc32c(0, s.data(), s.size());
+  for (size_t cut : {0ul, 1ul, 4096ul, 150000ul, 300000ul, 300001ul}) {
+    uint32_t a = Crc32c(0, s.data(), cut);
+    uint32_t b = Crc32c(0, s.data() + cut, s.size() - cut);
+    EXPECT_EQ(Crc32cCombine(a, b, s.size() - cut), whole) << cut;
+  }
+}
+
 TEST(EntryFormatTest, NamesRoundTrip) {
   ParsedName p;
   ASSERT_TRUE(ParseEntryFileName(EntryFileName(0xabcdef, 42), &p));

@@ -1,0 +1,144 @@
+#include "fs/read/cached_reader.h"
+
+#include <spdlog/spdlog.h>
+
+#include "fs/read/object_fetch.h"
+#include "fs/read/read_handles.h"
+
+namespace kvfs {
+
+CachedReader::CachedReader(std::shared_ptr<ObjectStore> store, ChunkCache* cache,
+                           CachedReaderOptions opts)
+    : store_(std::move(store)),
+      cache_(cache),
+      opts_(opts),
+      pool_(std::max<uint64_t>(opts.part_size, 1),
+            static_cast<size_t>(opts.max_buffer_memory / std::max<uint64_t>(opts.part_size, 1))),
+      workers_(opts.write_threads) {}
+
+CachedReader::~CachedReader() {
+  // Downloads still running reference the pool and the write threads: let them end first.
+  std::unique_lock<std::mutex> l(mu_);
+  drained_cv_.wait(l, [this] { return counters_.fetches_in_flight.load() == 0; });
+  fetches_.clear();
+}
+
+std::unique_ptr<ReadHandle> CachedReader::Stream(const ObjectInfo& info) {
+  counters_.streamed++;
+  RangedGetOptions o;
+  o.part_size = opts_.part_size;
+  o.max_parallel = opts_.max_parallel_parts;
+  return std::make_unique<StreamHandle>(store_, info, o, &counters_);
+}
+
+std::shared_ptr<ObjectFetch> CachedReader::FindOrAdd(const std::string& key, const ObjectInfo& info,
+                                                     std::shared_ptr<ObjectFetch> fresh,
+                                                     bool* mismatch) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = fetches_.find(key);
+  if (it != fetches_.end()) {
+    if (it->second->Matches(info)) return it->second;
+    *mismatch = true;
+    return nullptr;
+  }
+  if (fresh != nullptr) fetches_.emplace(key, fresh);
+  return fresh;
+}
+
+Result<std::unique_ptr<ReadHandle>> CachedReader::Open(const std::string& key,
+                                                       const ObjectInfo& info_in) {
+  counters_.opens++;
+  ObjectInfo info = info_in;
+  info.key = key;
+  if (cache_ == nullptr || info.size > cache_->capacity()) return Stream(info);
+
+  FetchContext ctx{store_.get(), &pool_, &workers_, &counters_, this, opts_.max_parallel_parts};
+  // A few rounds cover the races between a lookup and a download that commits meanwhile.
+  for (int attempt = 0; attempt < 3; attempt++) {
+    bool mismatch = false;
+    bool owner = false;
+    std::shared_ptr<ObjectFetch> f = FindOrAdd(key, info, nullptr, &mismatch);
+    if (mismatch) break;  // another version is being fetched: do not wait for it
+    if (f == nullptr) {
+      if (std::optional<EntryRef> e = cache_->Lookup(key, info.size, info.etag)) {
+        counters_.hits++;
+        return std::unique_ptr<ReadHandle>(new CacheHitHandle(std::move(*e), &counters_));
+      }
+      auto fresh = std::make_shared<ObjectFetch>(ctx, key, info);
+      f = FindOrAdd(key, info, fresh, &mismatch);
+      if (mismatch) break;
+      owner = f == fresh;
+    }
+    if (owner) {
+      counters_.misses++;
+      Result<FillRef> fill = cache_->StartFill(key, info.size, info.etag);
+      if (fill.ok()) {
+        f->Start(std::move(fill).value());
+      } else {
+        f->Abandon(fill.status());
+        FetchFinished(key, f.get());
+      }
+    }
+    Status st = f->WaitStarted();
+    if (st.ok()) {
+      if (!owner) counters_.joins++;
+      return std::unique_ptr<ReadHandle>(new FetchHandle(std::move(f), &counters_));
+    }
+    // Not started. Cached or being filled meanwhile: look again. No room: stream.
+    if (st.code() != StatusCode::kAlreadyExists) {
+      spdlog::debug("read: streaming {}: {}", key, st.ToString());
+      break;
+    }
+  }
+  return Stream(info);
+}
+
+void CachedReader::FetchFinished(const std::string& key, const ObjectFetch* f) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = fetches_.find(key);
+  if (it != fetches_.end() && it->second.get() == f) fetches_.erase(it);
+}
+
+void CachedReader::FetchDrained() {
+  std::lock_guard<std::mutex> l(mu_);
+  drained_cv_.notify_all();
+}
+
+bool CachedReader::AdoptWritten(const std::string& key, const ObjectInfo& info,
+                                const std::string& path) {
+  if (cache_ == nullptr) return false;
+  {
+    // A download of the old content must not serve new openers.
+    std::lock_guard<std::mutex> l(mu_);
+    fetches_.erase(key);
+  }
+  return cache_->AdoptFile(key, info.size, info.etag, path);
+}
+
+void CachedReader::Invalidate(const std::string& key) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    fetches_.erase(key);
+  }
+  if (cache_ != nullptr) cache_->Remove(key);
+}
+
+ReaderStats CachedReader::Stats() const {
+  ReaderStats s;
+  s.opens = counters_.opens;
+  s.hits = counters_.hits;
+  s.misses = counters_.misses;
+  s.joins = counters_.joins;
+  s.streamed = counters_.streamed;
+  s.bytes_from_cache = counters_.bytes_from_cache;
+  s.bytes_from_store = counters_.bytes_from_store;
+  s.get_requests = counters_.get_requests;
+  s.fetches_in_flight = counters_.fetches_in_flight;
+  s.parts_in_flight = counters_.parts_in_flight;
+  s.fetch_failures = counters_.fetch_failures;
+  s.read_errors = counters_.read_errors;
+  s.buffers_allocated = pool_.allocated();
+  return s;
+}
+
+}  // namespace kvfs

@@ -1,0 +1,99 @@
+// CachedReader: the ChunkReader of kvfs. Serves opens from the chunk cache when the object is
+// there (hit: reads come from the cache file, fd-backed for splicing), and otherwise downloads the
+// whole object once into the cache with parallel ranged GETs while handles read the bytes as they
+// arrive (miss). Concurrent opens of one object share its download (single flight). Objects that
+// cannot be cached (bigger than the cache, no cache, cache full of pinned entries) are streamed:
+// each read is parallel ranged GETs into the caller's buffer.
+//
+// Memory: downloads hold at most max_buffer_memory bytes of part buffers in total (rounded down to
+// whole parts, at least one); streaming reads use only the caller's buffer.
+//
+// Thread-safe. Lock order: CachedReader::mu_ is a leaf (held only to look up or change the table
+// of downloads); ObjectFetch::mu_ -> PartBufferPool::mu_; ChunkCache::mu_ is a leaf.
+// All handles must be closed before the reader is destroyed; the destructor waits for downloads
+// still running.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "cache/chunk_cache.h"
+#include "fs/read/chunk_reader.h"
+#include "fs/read/fetch_context.h"
+#include "fs/read/part_buffer_pool.h"
+#include "fs/read/work_pool.h"
+#include "objstore/object_store.h"
+#include "src/base/thread_annotations.h"
+
+namespace kvfs {
+
+struct CachedReaderOptions {
+  // Bytes per ranged GET. Object-store guidance: at least 15 MB per request for throughput.
+  uint64_t part_size = 16ull << 20;
+  // Ranged GETs in flight per object (download or streamed read).
+  int max_parallel_parts = 8;
+  // Part buffers of all downloads together.
+  uint64_t max_buffer_memory = 256ull << 20;
+  // Threads that write downloaded parts into cache files and checksum them.
+  int write_threads = 2;
+};
+
+struct ReaderStats {
+  uint64_t opens = 0;
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t joins = 0;
+  uint64_t streamed = 0;
+  uint64_t bytes_from_cache = 0;
+  uint64_t bytes_from_store = 0;
+  uint64_t get_requests = 0;
+  uint64_t fetches_in_flight = 0;
+  uint64_t parts_in_flight = 0;
+  uint64_t fetch_failures = 0;
+  uint64_t read_errors = 0;
+  uint64_t buffers_allocated = 0;  // part buffers in existence (x part_size = their memory)
+};
+
+class CachedReader : public ChunkReader, private FetchOwner {
+ public:
+  // `cache` may be null (caching off: everything streams); it must outlive the reader.
+  CachedReader(std::shared_ptr<ObjectStore> store, ChunkCache* cache, CachedReaderOptions opts);
+  ~CachedReader() override;
+
+  Result<std::unique_ptr<ReadHandle>> Open(const std::string& key, const ObjectInfo& info) override
+      EXCLUDES(mu_);
+  bool AdoptWritten(const std::string& key, const ObjectInfo& info,
+                    const std::string& path) override EXCLUDES(mu_);
+  void Invalidate(const std::string& key) override EXCLUDES(mu_);
+
+  ReaderStats Stats() const;
+  const CachedReaderOptions& options() const { return opts_; }
+
+ private:
+  void FetchFinished(const std::string& key, const ObjectFetch* f) override EXCLUDES(mu_);
+  void FetchDrained() override EXCLUDES(mu_);
+  std::unique_ptr<ReadHandle> Stream(const ObjectInfo& info);
+  // Finds the download of key, or registers `fresh` as it. Sets *mismatch if a download of
+  // another version of key is running.
+  std::shared_ptr<ObjectFetch> FindOrAdd(const std::string& key, const ObjectInfo& info,
+                                         std::shared_ptr<ObjectFetch> fresh, bool* mismatch)
+      EXCLUDES(mu_);
+
+  const std::shared_ptr<ObjectStore> store_;
+  ChunkCache* const cache_;
+  const CachedReaderOptions opts_;
+  ReaderCounters counters_;
+  PartBufferPool pool_;
+
+  mutable std::mutex mu_;
+  std::condition_variable drained_cv_;
+  std::unordered_map<std::string, std::shared_ptr<ObjectFetch>> fetches_ GUARDED_BY(mu_);
+
+  WorkPool workers_;  // last: destroyed (joined) first, before the pool it uses
+};
+
+}  // namespace kvfs

@@ -1,0 +1,52 @@
+// What the downloads of a CachedReader share: the store, the part buffers, the write threads,
+// the counters, and the owner to tell when a download ends.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "fs/read/part_buffer_pool.h"
+#include "fs/read/work_pool.h"
+#include "objstore/object_store.h"
+
+namespace kvfs {
+
+class ObjectFetch;
+
+// Counters of the read path. Thread-safe (atomics).
+struct ReaderCounters {
+  std::atomic<uint64_t> opens{0};
+  std::atomic<uint64_t> hits{0};      // opens served from a complete cache entry
+  std::atomic<uint64_t> misses{0};    // opens that started a download
+  std::atomic<uint64_t> joins{0};     // opens that joined a download in progress (single flight)
+  std::atomic<uint64_t> streamed{0};  // opens read without caching (too big, cache off or full)
+  std::atomic<uint64_t> bytes_from_cache{0};  // read by handles from complete entries
+  std::atomic<uint64_t> bytes_from_store{0};  // received by ranged GETs
+  std::atomic<uint64_t> get_requests{0};
+  std::atomic<uint64_t> fetches_in_flight{0};
+  std::atomic<uint64_t> parts_in_flight{0};
+  std::atomic<uint64_t> fetch_failures{0};  // downloads that ended in an error
+  std::atomic<uint64_t> read_errors{0};     // Read/ReadFd calls that returned an error
+};
+
+// Implemented by CachedReader. Called with no lock of the fetch held.
+class FetchOwner {
+ public:
+  virtual ~FetchOwner() = default;
+  // `f` takes no new openers from now on (complete and committed, or failed).
+  virtual void FetchFinished(const std::string& key, const ObjectFetch* f) = 0;
+  // `f` has no request outstanding and will start none (its last use of the shared services).
+  virtual void FetchDrained() = 0;
+};
+
+struct FetchContext {
+  ObjectStore* store = nullptr;
+  PartBufferPool* pool = nullptr;  // its buffer_size() is the part size
+  WorkPool* workers = nullptr;
+  ReaderCounters* counters = nullptr;
+  FetchOwner* owner = nullptr;
+  int max_parallel_parts = 8;
+};
+
+}  // namespace kvfs

@@ -1,0 +1,281 @@
+#include "fs/read/object_fetch.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "cache/crc32c.h"
+
+namespace kvfs {
+namespace {
+
+Status PwriteAll(int fd, const char* buf, uint64_t len, uint64_t off) {
+  while (len > 0) {
+    ssize_t r = pwrite(fd, buf, len, static_cast<off_t>(off));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return Status::FromErrno(errno, "write to cache file");
+    buf += r;
+    len -= static_cast<uint64_t>(r);
+    off += static_cast<uint64_t>(r);
+  }
+  return Status::OK();
+}
+
+std::string Range(uint64_t off, uint64_t len) {
+  return "bytes " + std::to_string(off) + "-" + std::to_string(off + len - 1);
+}
+
+}  // namespace
+
+ObjectFetch::ObjectFetch(const FetchContext& ctx, std::string key, ObjectInfo info)
+    : ctx_(ctx),
+      key_(std::move(key)),
+      info_(std::move(info)),
+      part_size_(ctx.pool->buffer_size()),
+      nparts_((info_.size + part_size_ - 1) / part_size_),
+      probe_(info_.etag.empty()),
+      parts_(nparts_, PartState::kPending),
+      part_crc_(nparts_, 0) {}
+
+ObjectFetch::~ObjectFetch() {
+  if (fd_ >= 0) close(fd_);
+}
+
+bool ObjectFetch::Matches(const ObjectInfo& info) const {
+  return info.size == info_.size &&
+         (info.etag.empty() || info_.etag.empty() || info.etag == info_.etag);
+}
+
+uint64_t ObjectFetch::PartLength(size_t p) const {
+  return std::min(part_size_, info_.size - PartOffset(p));
+}
+
+void ObjectFetch::Start(FillRef fill) {
+  int fd = fcntl(fill.fd(), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) {
+    Abandon(Status::FromErrno(errno, "dup of cache fill fd for " + key_));
+    return;
+  }
+  bool finish = false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    fd_ = fd;
+    fill_ = std::move(fill);
+    state_ = State::kRunning;
+    if (nparts_ == 0 && !probe_) {
+      state_ = State::kComplete;
+      finish = true;
+    }
+    cv_.notify_all();
+  }
+  ctx_.counters->fetches_in_flight++;
+  if (finish) {
+    ctx_.workers->Post([self = shared_from_this()] { self->Finish(); });
+  } else {
+    Pump();
+  }
+}
+
+void ObjectFetch::Abandon(Status st) {
+  std::lock_guard<std::mutex> l(mu_);
+  state_ = State::kAbandoned;
+  error_ = std::move(st);
+  cv_.notify_all();
+}
+
+Status ObjectFetch::WaitStarted() {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [this] { return state_ != State::kStarting; });
+  return state_ == State::kAbandoned ? error_ : Status::OK();
+}
+
+size_t ObjectFetch::NextPartLocked() {
+  while (!urgent_.empty()) {
+    size_t p = urgent_.front();
+    urgent_.pop_front();
+    if (parts_[p] == PartState::kPending) return p;
+  }
+  while (next_ < nparts_ && parts_[next_] != PartState::kPending) next_++;
+  return next_ < nparts_ ? next_ : kNone;
+}
+
+void ObjectFetch::Pump() {
+  for (;;) {
+    size_t part = kNone;
+    char* buf = nullptr;
+    GetRequest req;
+    req.key = key_;
+    req.if_match = info_.etag;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (state_ != State::kRunning) return;
+      if (probe_ && !probe_issued_) {
+        probe_issued_ = true;
+        part = nparts_;
+        req.offset = info_.size;
+        req.length = 1;
+      } else {
+        if (inflight_ >= ctx_.max_parallel_parts) return;
+        part = NextPartLocked();
+        if (part == kNone) return;
+        buf = ctx_.pool->Acquire(weak_from_this());
+        if (buf == nullptr) return;  // called back by the pool when a buffer frees up
+        parts_[part] = PartState::kInFlight;
+        req.offset = PartOffset(part);
+        req.length = PartLength(part);
+      }
+      inflight_++;
+    }
+    ctx_.counters->parts_in_flight++;
+    ctx_.counters->get_requests++;
+    char* dst = buf != nullptr ? buf : probe_byte_;
+    // The callback runs on the store's I/O thread (or inline): hand the part to a write thread.
+    ctx_.store->GetAsync(req, dst, [self = shared_from_this(), part, buf](Result<uint64_t> got) {
+      self->ctx_.workers->Post(
+          [self, part, buf, got = std::move(got)] { self->OnPartDone(part, buf, got); });
+    });
+  }
+}
+
+Status ObjectFetch::CheckAndWrite(size_t part, const char* buf, const Result<uint64_t>& got,
+                                  uint32_t* crc) {
+  if (part == nparts_) {  // the probe past the end
+    if (!got.ok()) return got.status().Annotate("GET " + key_ + " past its listed end");
+    if (*got != 0) {
+      return Status::DataLoss("object " + key_ + " is larger than its listed size " +
+                              std::to_string(info_.size));
+    }
+    return Status::OK();
+  }
+  const uint64_t off = PartOffset(part);
+  const uint64_t len = PartLength(part);
+  if (!got.ok()) return got.status().Annotate("GET " + key_ + " " + Range(off, len));
+  if (*got != len) {
+    return Status::DataLoss("object " + key_ + " is shorter than its listed size " +
+                            std::to_string(info_.size) + ": GET " + Range(off, len) + " returned " +
+                            std::to_string(*got) + " bytes");
+  }
+  ctx_.counters->bytes_from_store += len;
+  KVFS_RETURN_IF_ERROR(PwriteAll(fd_, buf, len, off).Annotate("cache fill of " + key_));
+  *crc = Crc32c(0, buf, len);
+  return Status::OK();
+}
+
+void ObjectFetch::OnPartDone(size_t part, char* buf, Result<uint64_t> got) {
+  bool running;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    running = state_ == State::kRunning;
+  }
+  uint32_t crc = 0;
+  // After a failure the remaining parts are only drained: their bytes are not wanted.
+  Status st = running ? CheckAndWrite(part, buf, got, &crc) : Status::OK();
+  if (buf != nullptr) ctx_.pool->Release(buf);
+  ctx_.counters->parts_in_flight--;
+
+  bool failed_now = false, finish = false, drained = false;
+  FillRef to_drop;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    inflight_--;
+    if (state_ == State::kRunning) {
+      if (!st.ok()) {
+        state_ = State::kFailed;
+        error_ = st;
+        to_drop = std::move(fill_);
+        failed_now = true;
+      } else if (part == nparts_) {
+        probe_done_ = true;
+      } else {
+        parts_[part] = PartState::kDone;
+        part_crc_[part] = crc;
+        done_++;
+      }
+      if (state_ == State::kRunning && done_ == nparts_ && (!probe_ || probe_done_)) {
+        state_ = State::kComplete;
+        finish = true;
+      }
+    }
+    drained = DrainedLocked();
+    cv_.notify_all();
+  }
+  if (failed_now) {
+    spdlog::warn("read: download of {} failed: {}", key_, st.ToString());
+    ctx_.counters->fetch_failures++;
+    ctx_.owner->FetchFinished(key_, this);
+    to_drop.Reset();  // drop the partial fill now so a new Open can start afresh
+    std::lock_guard<std::mutex> l(mu_);
+    fill_dropped_ = true;
+    drained = DrainedLocked();
+  }
+  if (finish) {
+    Finish();
+  } else if (drained) {
+    ctx_.counters->fetches_in_flight--;
+    ctx_.owner->FetchDrained();
+  } else {
+    Pump();
+  }
+}
+
+bool ObjectFetch::DrainedLocked() {
+  // A failed fetch is drained when no GET is outstanding and its partial fill is gone; reported
+  // once, by whichever thread sees it last.
+  if (state_ != State::kFailed || inflight_ != 0 || !fill_dropped_ || drained_) return false;
+  drained_ = true;
+  return true;
+}
+
+void ObjectFetch::Finish() {
+  uint32_t crc = 0;
+  FillRef fill;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (size_t p = 0; p < nparts_; p++) crc = Crc32cCombine(crc, part_crc_[p], PartLength(p));
+    fill = std::move(fill_);
+  }
+  Result<EntryRef> entry = fill.Commit(crc);
+  if (!entry.ok()) {
+    // The bytes are all in our fd, so open handles are unaffected; only later opens miss.
+    spdlog::warn("read: {} downloaded but not cached: {}", key_, entry.status().ToString());
+  } else {
+    std::lock_guard<std::mutex> l(mu_);
+    entry_ = std::move(entry).value();
+  }
+  ctx_.owner->FetchFinished(key_, this);
+  ctx_.counters->fetches_in_flight--;
+  ctx_.owner->FetchDrained();
+}
+
+Status ObjectFetch::WaitFor(uint64_t offset, uint64_t length) {
+  if (length == 0 || offset >= info_.size) return WaitStarted();
+  const uint64_t end = std::min(info_.size, offset + length);
+  const size_t first = offset / part_size_;
+  const size_t last = (end - 1) / part_size_;
+  std::unique_lock<std::mutex> l(mu_);
+  bool want = false;
+  for (size_t p = first; p <= last; p++) {
+    if (parts_[p] == PartState::kPending) {
+      urgent_.push_back(p);
+      want = true;
+    }
+  }
+  if (want && state_ == State::kRunning) {
+    l.unlock();
+    Pump();
+    l.lock();
+  }
+  cv_.wait(l, [&] {
+    if (state_ == State::kFailed || state_ == State::kAbandoned) return true;
+    for (size_t p = first; p <= last; p++) {
+      if (parts_[p] != PartState::kDone) return false;
+    }
+    return true;
+  });
+  if (state_ == State::kFailed || state_ == State::kAbandoned) return error_;
+  return Status::OK();
+}
+
+}  // namespace kvfs

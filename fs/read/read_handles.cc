@@ -1,0 +1,76 @@
+#include "fs/read/read_handles.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace kvfs {
+namespace {
+
+// Reads [offset, offset+size) of a file holding an object of `object_size` bytes.
+Result<uint64_t> PreadRange(int fd, uint64_t object_size, uint64_t offset, uint64_t size, char* buf,
+                            const std::string& key) {
+  if (offset >= object_size) return uint64_t{0};
+  const uint64_t want = std::min(size, object_size - offset);
+  uint64_t done = 0;
+  while (done < want) {
+    ssize_t r = pread(fd, buf + done, want - done, static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return Status::FromErrno(errno, "read of cached " + key);
+    if (r == 0) return Status::DataLoss("cache file of " + key + " ended early");
+    done += static_cast<uint64_t>(r);
+  }
+  return done;
+}
+
+FdRange Clip(int fd, uint64_t object_size, uint64_t offset, uint64_t size) {
+  FdRange r;
+  r.fd = fd;
+  r.offset = offset;
+  r.length = offset >= object_size ? 0 : std::min(size, object_size - offset);
+  return r;
+}
+
+template <typename T>
+Result<T> Counted(Result<T> r, ReaderCounters* c) {
+  if (!r.ok()) c->read_errors++;
+  return r;
+}
+
+}  // namespace
+
+Result<uint64_t> CacheHitHandle::Read(uint64_t offset, uint64_t size, char* buf) {
+  Result<uint64_t> r = PreadRange(entry_.fd(), entry_.size(), offset, size, buf, entry_.key());
+  if (r.ok()) counters_->bytes_from_cache += *r;
+  return Counted(std::move(r), counters_);
+}
+
+Result<FdRange> CacheHitHandle::ReadFd(uint64_t offset, uint64_t size) {
+  FdRange r = Clip(entry_.fd(), entry_.size(), offset, size);
+  counters_->bytes_from_cache += r.length;
+  return r;
+}
+
+Result<uint64_t> FetchHandle::Read(uint64_t offset, uint64_t size, char* buf) {
+  Status st = fetch_->WaitFor(offset, size);
+  if (!st.ok()) return Counted<uint64_t>(st, counters_);
+  return Counted(PreadRange(fetch_->fd(), fetch_->size(), offset, size, buf, fetch_->key()),
+                 counters_);
+}
+
+Result<FdRange> FetchHandle::ReadFd(uint64_t offset, uint64_t size) {
+  Status st = fetch_->WaitFor(offset, size);
+  if (!st.ok()) return Counted<FdRange>(st, counters_);
+  return Clip(fetch_->fd(), fetch_->size(), offset, size);
+}
+
+Result<uint64_t> StreamHandle::Read(uint64_t offset, uint64_t size, char* buf) {
+  uint64_t requests = 0;
+  Result<uint64_t> r = ParallelRangedGet(store_.get(), info_, offset, size, buf, opts_, &requests);
+  counters_->get_requests += requests;
+  if (r.ok()) counters_->bytes_from_store += *r;
+  return Counted(std::move(r), counters_);
+}
+
+}  // namespace kvfs

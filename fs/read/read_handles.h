@@ -1,0 +1,59 @@
+// The three kinds of ReadHandle a CachedReader hands out:
+//  - CacheHitHandle: a complete cache entry (pinned); reads are preads of its file, and ReadFd
+//    gives the file range so the kernel can splice it.
+//  - FetchHandle: an object being downloaded (shared ObjectFetch); reads wait for the parts they
+//    cover, then read the fill file.
+//  - StreamHandle: no caching; every read is parallel ranged GETs into the caller's buffer.
+// All are thread-safe: their state is immutable after construction, or thread-safe itself.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cache/chunk_cache.h"
+#include "fs/read/chunk_reader.h"
+#include "fs/read/fetch_context.h"
+#include "fs/read/object_fetch.h"
+#include "fs/read/ranged_get.h"
+
+namespace kvfs {
+
+class CacheHitHandle : public ReadHandle {
+ public:
+  CacheHitHandle(EntryRef entry, ReaderCounters* counters)
+      : entry_(std::move(entry)), counters_(counters) {}
+  Result<uint64_t> Read(uint64_t offset, uint64_t size, char* buf) override;
+  Result<FdRange> ReadFd(uint64_t offset, uint64_t size) override;
+
+ private:
+  const EntryRef entry_;
+  ReaderCounters* const counters_;
+};
+
+class FetchHandle : public ReadHandle {
+ public:
+  FetchHandle(std::shared_ptr<ObjectFetch> fetch, ReaderCounters* counters)
+      : fetch_(std::move(fetch)), counters_(counters) {}
+  Result<uint64_t> Read(uint64_t offset, uint64_t size, char* buf) override;
+  Result<FdRange> ReadFd(uint64_t offset, uint64_t size) override;
+
+ private:
+  const std::shared_ptr<ObjectFetch> fetch_;
+  ReaderCounters* const counters_;
+};
+
+class StreamHandle : public ReadHandle {
+ public:
+  StreamHandle(std::shared_ptr<ObjectStore> store, ObjectInfo info, RangedGetOptions opts,
+               ReaderCounters* counters)
+      : store_(std::move(store)), info_(std::move(info)), opts_(opts), counters_(counters) {}
+  Result<uint64_t> Read(uint64_t offset, uint64_t size, char* buf) override;
+
+ private:
+  const std::shared_ptr<ObjectStore> store_;
+  const ObjectInfo info_;
+  const RangedGetOptions opts_;
+  ReaderCounters* const counters_;
+};
+
+}  // namespace kvfs
