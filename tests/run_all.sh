@@ -5,7 +5,9 @@
 #   3. starts a private Ceph RGW on free loopback ports (tests/s3server/rgw.sh), stopped on exit,
 #   4. runs every test through ctest with S3 and FUSE required (a missing one fails, never skips).
 # usage: tests/run_all.sh [extra ctest args, e.g. -R Conformance]
-# env:   KVFS_TEST_S3_ENDPOINT set   reuse that server (with KVFS_TEST_S3_ACCESS_KEY/SECRET_KEY)
+# env:   KVFS_TEST_S3_ENDPOINT set   reuse that server (with KVFS_TEST_S3_ACCESS_KEY/SECRET_KEY);
+#                                    it must accept 1024-byte keys (RGW: osd max object name len
+#                                    >= ~1100, as rgw.sh sets) or LongKeys/s3 fails
 #        KVFS_BUILD_DIR              build dir (default <repo>/build-asan)
 #        KVFS_SKIP_DEPS=1            do not run install-deps.sh
 #        KVFS_JOBS / KVFS_CTEST_JOBS build / test parallelism (default 2 / 2)
