@@ -17,10 +17,10 @@ WorkPool::~WorkPool() {
 }
 
 void WorkPool::Post(std::function<void()> task) {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    tasks_.push_back(std::move(task));
-  }
+  // Notify under the lock: the task may be the last one its owner waits for, and the owner may
+  // destroy this pool as soon as it has run; the poster must be done with cv_ by then.
+  std::lock_guard<std::mutex> l(mu_);
+  tasks_.push_back(std::move(task));
   cv_.notify_one();
 }
 
