@@ -16,14 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "fs/fs_options.h"  // UnlinkPolicy, ExistsPolicy
 #include "objstore/s3/s3_options.h"
 #include "src/base/status.h"
 
 namespace kvfs {
 
 enum class SourceKind { kNone, kS3, kDir };
-enum class UnlinkPolicy { kRemote, kLocal, kDeny };
-enum class ExistsPolicy { kSameSizeOk, kEexist };
 
 inline constexpr uint64_t kMiB = uint64_t{1} << 20;
 inline constexpr uint64_t kGiB = uint64_t{1} << 30;

@@ -1,0 +1,16 @@
+// Subcommands that talk to a running mount through the filesystem itself (no second connection to
+// the store, no access to the locked cache directory):
+//   kvfs stats MOUNTPOINT          prints the daemon's counters (xattr user.kvfs.stats of the root)
+//   kvfs warm MOUNTPOINT NAME...   reads each chunk once so it lands in the cache ("-": names on
+//                                  stdin), with progress, a summary and exit 1 if any failed.
+#pragma once
+
+#include "src/cli.h"
+
+namespace kvfs {
+
+// Each returns the process exit status. Thread-safety: call from main() only.
+int RunStats(const CommandLine& cmd);
+int RunWarm(const CommandLine& cmd);
+
+}  // namespace kvfs

@@ -1,0 +1,158 @@
+#include "src/mount.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cache/chunk_cache.h"
+#include "fs/filesystem.h"
+#include "fs/fuse_adapter.h"
+#include "fs/read/cached_reader.h"
+#include "src/daemonize.h"
+#include "src/logging.h"
+#include "src/stats_text.h"
+#include "src/store_factory.h"
+
+namespace kvfs {
+namespace {
+
+FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix,
+                        const std::string& spool_dir) {
+  FsOptions o;
+  o.key_prefix = key_prefix;
+  o.chunk_sizes = c.chunk_sizes;
+  o.max_chunk_bytes = c.max_chunk_bytes;
+  o.multipart_threshold = c.multipart_threshold;
+  o.multipart_part_size = c.multipart_part_size;
+  // Parts of one upload in flight: enough to keep the store busy, bounded by the request limit.
+  o.upload_parallelism = std::clamp(c.s3.max_inflight / 4, 1, 8);
+  o.temp_patterns = c.temp_patterns;
+  o.unlink_policy = c.unlink_policy;
+  o.exists_policy = c.exists_policy;
+  o.metadata_ttl_secs = static_cast<uint32_t>(std::max(0, c.metadata_cache_ttl_secs));
+  o.fanout_hex_chars = c.fanout;
+  o.spool_dir = spool_dir;
+  o.statfs_total_bytes = c.statfs_size != 0 ? c.statfs_size : c.cache_size;
+  return o;
+}
+
+CachedReaderOptions MakeReaderOptions(const KvfsConfig& c) {
+  CachedReaderOptions o;
+  o.part_size = c.get_part_size;
+  o.max_parallel_parts = std::clamp(c.s3.max_inflight, 1, 8);
+  // Part buffers: at most the parts in flight of a few downloads at once; this is the daemon's
+  // main memory cost and what keeps RSS bounded however many bytes pass through.
+  o.max_buffer_memory = std::max<uint64_t>(c.get_part_size * 2,
+                                           std::min<uint64_t>(256ull << 20,
+                                                              c.get_part_size * 16));
+  return o;
+}
+
+// Everything the mount holds, destroyed in reverse order of construction: the filesystem first
+// (it finishes uploads), then the reader (joins its fetches), the cache, and the store last.
+struct Stack {
+  std::shared_ptr<ObjectStore> store;
+  std::unique_ptr<ChunkCache> cache;
+  std::shared_ptr<CachedReader> reader;
+  std::unique_ptr<Filesystem> fs;
+};
+
+Result<Stack> BuildStack(const KvfsConfig& config) {
+  Stack s;
+  KVFS_ASSIGN_OR_RETURN(StoreAndPrefix sp, OpenStore(config));
+  s.store = sp.store;
+  // CheckAccess's messages already name the store, the endpoint and the cause.
+  KVFS_RETURN_IF_ERROR(s.store->CheckAccess());
+  ChunkCacheOptions co;
+  co.dir = config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir;
+  co.capacity = config.cache_size;
+  co.high_watermark = config.cache_high_watermark;
+  co.evict_ratio = config.cache_evict_ratio;
+  auto cache = ChunkCache::Open(co);
+  if (!cache.ok()) return cache.status().Annotate("cache_dir " + co.dir);
+  s.cache = std::move(cache).value();
+  s.reader = std::make_shared<CachedReader>(s.store, s.cache.get(), MakeReaderOptions(config));
+  auto fs = Filesystem::Create(s.store, s.reader,
+                               MakeFsOptions(config, sp.key_prefix, s.cache->spool_dir()));
+  if (!fs.ok()) return fs.status();
+  s.fs = std::move(fs).value();
+  return s;
+}
+
+}  // namespace
+
+int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
+  if (cmd.mountpoint.empty()) {
+    std::fprintf(stderr, "kvfs: no MOUNTPOINT given\nTry 'kvfs --help'.\n");
+    return kExitUsage;
+  }
+  struct stat st;
+  if (stat(cmd.mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    std::fprintf(stderr, "kvfs: mount point %s is not a directory\n", cmd.mountpoint.c_str());
+    return 1;
+  }
+  Daemonizer daemon;
+  if (!cmd.foreground) daemon.Start();  // before any thread exists
+
+  Stack stack;
+  {
+    auto built = BuildStack(config);
+    if (!built.ok()) {
+      std::string msg = "kvfs: " + built.status().ToString();
+      // Said once: by the waiting parent when daemonized, else by the log on stderr.
+      if (daemon.active()) {
+        daemon.ReportFailure(msg);
+      } else {
+        spdlog::error("{}", msg);
+      }
+      return 1;
+    }
+    stack = std::move(built).value();
+  }
+
+  FuseOptions fo;
+  fo.max_threads = config.fuse_threads;
+  fo.allow_other = config.allow_other;
+  fo.fsname = config.source.empty() ? "kvfs" : config.source;
+  fo.debug = cmd.debug;
+  fo.extra_mount_options = cmd.fuse_options;
+  if (config.read_only) fo.extra_mount_options.push_back("ro");
+  if (config.max_read != 0) {
+    fo.max_write = static_cast<uint32_t>(config.max_read);
+    fo.max_readahead = static_cast<uint32_t>(config.max_read);
+  }
+  CachedReader* reader = stack.reader.get();
+  ChunkCache* cache = stack.cache.get();
+  fo.stats_text = [reader, cache] { return FormatStats(reader->Stats(), cache->Stats()); };
+
+  bool mounted = false;
+  int rc = RunFuseSession(*stack.fs, cmd.mountpoint, fo, [&] {
+    mounted = true;
+    spdlog::info("kvfs: {} mounted at {} (cache {} , {} bytes)", config.source, cmd.mountpoint,
+                 config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir,
+                 config.cache_size);
+    if (daemon.active()) {
+      LoggingOptions lo;
+      lo.level = cmd.debug ? "debug" : config.log_level;
+      lo.to_syslog = true;
+      (void)SetupLogging(lo);
+      daemon.ReportReady();
+    }
+  });
+  if (!mounted && daemon.active()) {
+    daemon.ReportFailure("kvfs: cannot mount " + config.source + " at " + cmd.mountpoint +
+                         " (see the messages above or the system log)");
+  }
+  spdlog::info("kvfs: unmounted {}; finishing", cmd.mountpoint);
+  stack.fs.reset();  // completes uploads in progress before the store goes away
+  stack.reader.reset();
+  stack.cache.reset();
+  stack.store.reset();
+  return rc == 0 && mounted ? 0 : 1;
+}
+
+}  // namespace kvfs
