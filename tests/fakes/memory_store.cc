@@ -33,6 +33,16 @@ std::string Hex64(uint64_t v) {
   return buf;
 }
 
+// S3 refuses keys over 1024 bytes; so does the directory store. A fake that accepted them would
+// let code that only works on the fake pass its tests.
+constexpr size_t kMaxKeyBytes = 1024;
+
+Status CheckKey(const std::string& key) {
+  if (key.size() <= kMaxKeyBytes) return Status::OK();
+  return Status::NameTooLong("memory store: object key of " + std::to_string(key.size()) +
+                             " bytes is longer than " + std::to_string(kMaxKeyBytes));
+}
+
 }  // namespace
 
 Result<std::string> MemoryStore::ReadBody(const Body& body) {
@@ -91,6 +101,7 @@ void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOp
                            PutCallback done) {
   counters_.put++;
   Result<ObjectInfo> result = [&]() -> Result<ObjectInfo> {
+    KVFS_RETURN_IF_ERROR(CheckKey(key));
     KVFS_ASSIGN_OR_RETURN(std::string data, ReadBody(body));
     std::lock_guard<std::mutex> l(mu_);
     if (opts.if_none_match && objects_.count(key)) {
@@ -107,6 +118,7 @@ void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOp
 
 Result<std::string> MemoryStore::CreateMultipartUpload(const std::string& key) {
   counters_.create_mpu++;
+  KVFS_RETURN_IF_ERROR(CheckKey(key));
   std::lock_guard<std::mutex> l(mu_);
   std::string id = "upload-" + std::to_string(next_id_++);
   uploads_[id].key = key;
@@ -241,6 +253,7 @@ Status MemoryStore::Delete(const std::string& key) {
 Result<ObjectInfo> MemoryStore::Copy(const std::string& src_key, const std::string& dst_key,
                                      const PutOptions& opts) {
   counters_.copy++;
+  KVFS_RETURN_IF_ERROR(CheckKey(dst_key));
   std::lock_guard<std::mutex> l(mu_);
   auto it = objects_.find(src_key);
   if (it == objects_.end()) return Status::NotFound("no such key: " + src_key);
