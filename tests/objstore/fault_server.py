@@ -282,7 +282,9 @@ class Handler(BaseHTTPRequestHandler):
                     whole = b"".join(parts[n][0] for n in nums)
                     if self.headers.get("If-None-Match") == "*" and key in objs:
                         return self.error(412, "PreconditionFailed", key)
-                    objs[key] = (whole, etag_of(whole) + "-%d" % len(nums), time.time())
+                    # S3's multipart ETag: MD5 of the parts' binary MD5s, then "-<part count>".
+                    digests = b"".join(hashlib.md5(parts[n][0]).digest() for n in nums)
+                    objs[key] = (whole, etag_of(digests) + "-%d" % len(nums), time.time())
                     del st.uploads[uid]
                     if after_rule:
                         return self.error(after_rule.get("status", 500),
