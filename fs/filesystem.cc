@@ -311,6 +311,17 @@ Result<uint64_t> Filesystem::Read(uint64_t fh, uint64_t offset, uint64_t size, c
   return h->local->Read(offset, std::min(size, end - offset), buf);
 }
 
+Result<FdRange> Filesystem::ReadFd(uint64_t fh, uint64_t offset, uint64_t size,
+                                   std::shared_ptr<const void>* keep_alive) {
+  KVFS_ASSIGN_OR_RETURN(auto h, GetHandle(fh));
+  // Local files change while written; their bytes are copied by Read.
+  if (!h->remote) return Status::NotSupported("no file-backed reads of local files");
+  KVFS_ASSIGN_OR_RETURN(FdRange r, h->remote->ReadFd(offset, size));
+  // The fd belongs to the ReadHandle, which the Handle owns.
+  if (keep_alive != nullptr) *keep_alive = std::move(h);
+  return r;
+}
+
 FsStat Filesystem::StatFs() const {
   FsStat s;
   s.bsize = 4096;

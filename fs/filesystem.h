@@ -22,7 +22,11 @@
 //   unlink() with unlink_policy deny                                          EPERM
 //   chmod/chown to other values, truncate of an uploaded file                 EPERM
 //   link(), symlink(), mknod() (fuse adapter)                                 EPERM
-//   xattrs, fallocate (not implemented: the kernel answers)                   EOPNOTSUPP
+//   xattrs of files and directories (getxattr, listxattr, setxattr,
+//   removexattr), fallocate                                                   EOPNOTSUPP
+//   xattrs of the mount root: "user.kvfs.stats" reads the daemon's statistics
+//   (text; fuse adapter); other names                                        ENODATA
+//   setxattr/removexattr on the root                                          EOPNOTSUPP
 //   mkdir with fan-out, rename of directories, RENAME_EXCHANGE, O_APPEND on
 //   an uploaded file                                                          ENOTSUP
 //   rmdir of a non-empty directory                                            EEXIST
@@ -133,6 +137,15 @@ class Filesystem {
                                                     int flags);
   Result<OpenResult> Open(uint64_t ino, int flags);
   Result<uint64_t> Read(uint64_t fh, uint64_t offset, uint64_t size, char* buf);
+  // Where the bytes of [offset, offset+size) lie in a local file (a cache entry, or a completed
+  // part of a download: waits for those parts like Read), clipped to the end of the object, so
+  // the adapter can reply with the fd and the kernel splices instead of copying. kNotSupported
+  // for files open for writing, local (temp or unfinished) files and readers without file-backed
+  // reads: the caller then uses Read. The fd stays open while the handle lives (until Release);
+  // *keep_alive, when given, is set to a reference that keeps it open even past Release, until
+  // the caller drops it.
+  Result<FdRange> ReadFd(uint64_t fh, uint64_t offset, uint64_t size,
+                         std::shared_ptr<const void>* keep_alive = nullptr);
   Result<uint64_t> Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size);
   Status Flush(uint64_t fh);
   Status Fsync(uint64_t fh);

@@ -106,10 +106,13 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
   // Large O_DIRECT reads are split into requests the kernel sends in parallel.
   if (conn->capable & FUSE_CAP_ASYNC_DIO) conn->want |= FUSE_CAP_ASYNC_DIO;
+  // Reads served from cache files are spliced (fuse_reply_data with an fd). libfuse falls back to
+  // a copy when the reply does not fit its per-thread pipe (see FuseOptions::max_read).
+  if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   // Writes must reach the filesystem at once (close() reports upload errors).
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
   conn->max_write = ctx->options.max_write;
-  conn->max_read = 0;  // no limit beyond max_pages
+  conn->max_read = ctx->options.max_read;  // also passed as -o max_read (libfuse requires both)
   conn->max_readahead = ctx->options.max_readahead;
   conn->max_background = 64;
   conn->congestion_threshold = 48;
@@ -211,8 +214,28 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 }
 
 void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  Filesystem& fs = FsOf(req);
+  // Cache hits and downloaded parts: reply with the cache file's fd so libfuse splices it into
+  // /dev/fuse (no copy through user space). keep_alive holds the handle, and with it the fd,
+  // until fuse_reply_data has returned.
+  std::shared_ptr<const void> keep_alive;
+  auto fr = fs.ReadFd(fi->fh, static_cast<uint64_t>(off), size, &keep_alive);
+  if (fr.ok()) {
+    if (fr->length == 0) {
+      fuse_reply_buf(req, nullptr, 0);
+      return;
+    }
+    fuse_bufvec bv = FUSE_BUFVEC_INIT(fr->length);
+    bv.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    bv.buf[0].fd = fr->fd;
+    bv.buf[0].pos = static_cast<off_t>(fr->offset);
+    // No FUSE_BUF_SPLICE_MOVE: the pages belong to the cache file and must stay there.
+    fuse_reply_data(req, &bv, static_cast<fuse_buf_copy_flags>(0));
+    return;
+  }
+  if (fr.status().code() != StatusCode::kNotSupported) return ReplyErr(req, fr.status());
   std::unique_ptr<char[]> buf(new char[size]);
-  auto r = FsOf(req).Read(fi->fh, static_cast<uint64_t>(off), size, buf.get());
+  auto r = fs.Read(fi->fh, static_cast<uint64_t>(off), size, buf.get());
   if (!r.ok()) return ReplyErr(req, r.status());
   fuse_reply_buf(req, buf.get(), *r);
 }
@@ -284,6 +307,54 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
   fuse_reply_statfs(req, &v);
 }
 
+// --- Extended attributes: only the statistics attribute of the root exists ---
+
+// Replies with `value` following the getxattr/listxattr size protocol: size 0 asks for the
+// length; a buffer too small is ERANGE.
+void ReplyXattrValue(fuse_req_t req, const std::string& value, size_t size) {
+  if (size == 0) {
+    fuse_reply_xattr(req, value.size());
+  } else if (size < value.size()) {
+    fuse_reply_err(req, ERANGE);
+  } else {
+    fuse_reply_buf(req, value.data(), value.size());
+  }
+}
+
+const std::function<std::string()>& StatsTextOf(fuse_req_t req) {
+  return static_cast<Context*>(fuse_req_userdata(req))->options.stats_text;
+}
+
+void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  // Files and directories have no attributes (as before, when the kernel answered itself).
+  if (ino != FUSE_ROOT_ID) {
+    fuse_reply_err(req, ENOTSUP);
+    return;
+  }
+  const auto& stats = StatsTextOf(req);
+  if (!stats || std::strcmp(name, kStatsXattr) != 0) {
+    fuse_reply_err(req, ENODATA);
+    return;
+  }
+  ReplyXattrValue(req, stats(), size);
+}
+
+void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  if (ino != FUSE_ROOT_ID) {
+    fuse_reply_err(req, ENOTSUP);
+    return;
+  }
+  std::string names;
+  if (StatsTextOf(req)) names.append(kStatsXattr, sizeof(kStatsXattr));  // with its NUL
+  ReplyXattrValue(req, names, size);
+}
+
+void OpSetxattr(fuse_req_t req, fuse_ino_t, const char*, const char*, size_t, int) {
+  fuse_reply_err(req, ENOTSUP);
+}
+
+void OpRemovexattr(fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, ENOTSUP); }
+
 fuse_lowlevel_ops MakeOps() {
   fuse_lowlevel_ops ops;
   std::memset(&ops, 0, sizeof(ops));
@@ -311,9 +382,13 @@ fuse_lowlevel_ops MakeOps() {
   ops.readdir = OpReaddir;
   ops.releasedir = OpReleasedir;
   ops.statfs = OpStatfs;
-  // Not set, so libfuse answers ENOSYS once and the kernel stops asking: xattrs (-> EOPNOTSUPP
-  // to callers), fallocate (EOPNOTSUPP), locks (handled locally by the kernel), access (every
-  // access allowed; permission bits are fixed), readlink (no symlinks exist).
+  ops.getxattr = OpGetxattr;
+  ops.listxattr = OpListxattr;
+  ops.setxattr = OpSetxattr;
+  ops.removexattr = OpRemovexattr;
+  // Not set, so libfuse answers ENOSYS once and the kernel stops asking: fallocate (EOPNOTSUPP
+  // to callers), locks (handled locally by the kernel), access (every access allowed; permission
+  // bits are fixed), readlink (no symlinks exist).
   return ops;
 }
 
@@ -323,6 +398,7 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
                    std::function<void()> on_mounted) {
   std::string opts = "fsname=" + options.fsname + ",subtype=kvfs";
   if (options.allow_other) opts += ",allow_other";
+  if (options.max_read > 0) opts += ",max_read=" + std::to_string(options.max_read);
   for (const auto& o : options.extra_mount_options) opts += "," + o;
   std::vector<std::string> argv_s = {"kvfs", "-o", opts};
   if (options.debug) argv_s.push_back("-d");

@@ -18,13 +18,25 @@ struct FuseOptions {
   bool allow_other = false;
   // Shown in /proc/mounts as the source ("kvfs" or e.g. "s3://bucket/prefix").
   std::string fsname = "kvfs";
-  // Largest write / read request, and the kernel read-ahead window.
+  // Largest write request, and the kernel read-ahead window.
   uint32_t max_write = 1u << 20;
   uint32_t max_readahead = 1u << 20;
+  // Largest read request. libfuse splices a cache hit only when header + data + 3 pages fit in
+  // its pipe, and without CAP_SYS_RESOURCE a pipe cannot grow past /proc/sys/fs/pipe-max-size
+  // (1 MiB by default): 1 MiB - 16 KiB keeps every read spliceable. 0: the kernel's limit.
+  uint32_t max_read = (1u << 20) - (16u << 10);
   // Extra "-o" options passed to libfuse as they are (e.g. "default_permissions").
   std::vector<std::string> extra_mount_options;
   bool debug = false;  // libfuse request tracing
+  // The daemon's statistics as text, served as the extended attribute "user.kvfs.stats" of the
+  // mount root (getfattr -n user.kvfs.stats MOUNTPOINT, `kvfs stats`). Called on the FUSE worker
+  // thread of each getxattr/listxattr of the root, so it must be thread-safe and quick. The
+  // kernel caps an xattr value at 64 KiB (XATTR_SIZE_MAX). Unset: the root has no attributes.
+  std::function<std::string()> stats_text;
 };
+
+// The extended attribute of the mount root that holds FuseOptions::stats_text.
+inline constexpr char kStatsXattr[] = "user.kvfs.stats";
 
 // Mounts `fs` at `mountpoint` and serves requests until the filesystem is unmounted
 // (fusermount3 -u / umount) or the process receives SIGTERM, SIGINT or SIGHUP; requests already

@@ -9,19 +9,27 @@
 // Options: --dir ROOT | --s3-bucket NAME (endpoint and keys from KVFS_TEST_S3_* variables),
 //   --prefix P, --spool DIR, --ttl SECS, --chunk-size BYTES (repeatable), --max-chunk BYTES,
 //   --multipart-threshold BYTES, --part-size BYTES, --unlink-policy remote|local|deny,
-//   --exists-policy same-size|eexist, --fanout N, --threads N, --debug.
+//   --exists-policy same-size|eexist, --fanout N, --threads N, --debug,
+//   --cache-dir DIR (default: a temporary directory, removed at exit), --cache-size BYTES,
+//   --no-cache (plain ranged GETs: DirectReader).
+// With the cache (default) reads go through the CachedReader, so hits are spliced from cache
+// files, and the statistics are readable as the root's "user.kvfs.stats" attribute.
 #include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cache/chunk_cache.h"
 #include "fs/direct_reader.h"
 #include "fs/filesystem.h"
 #include "fs/fuse_adapter.h"
+#include "fs/read/cached_reader.h"
 #include "objstore/dir/dir_store.h"
 #include "objstore/s3/s3_admin.h"
 #include "objstore/s3/s3_store.h"
@@ -69,14 +77,40 @@ int Dump(ObjectStore& store, const std::string& prefix) {
   return 0;
 }
 
+// "name value" lines, like the daemon's stats (its exact format is the daemon's business).
+std::string StatsText(const CachedReader& reader, const ChunkCache& cache) {
+  ReaderStats r = reader.Stats();
+  CacheStats c = cache.Stats();
+  std::ostringstream o;
+  o << "reader_opens " << r.opens << "\nreader_hits " << r.hits << "\nreader_misses " << r.misses
+    << "\nreader_joins " << r.joins << "\nreader_streamed " << r.streamed << "\nbytes_from_cache "
+    << r.bytes_from_cache << "\nbytes_from_store " << r.bytes_from_store << "\nget_requests "
+    << r.get_requests << "\nread_errors " << r.read_errors << "\ncache_entries " << c.entries
+    << "\ncache_bytes " << c.bytes << "\ncache_capacity " << c.capacity << "\ncache_evictions "
+    << c.evictions << "\ncache_adopted " << c.adopted << "\n";
+  return o.str();
+}
+
+int Serve(std::shared_ptr<ObjectStore> store, std::shared_ptr<ChunkReader> reader,
+          const FsOptions& fo, const FuseOptions& fuse, const std::string& mountpoint) {
+  auto fs = Filesystem::Create(store, std::move(reader), fo);
+  if (!fs.ok()) return Fail(fs.status().ToString());
+  return RunFuseSession(**fs, mountpoint, fuse, [&] {
+    std::printf("kvfs_test_mount: mounted %s at %s\n", store->Describe().c_str(),
+                mountpoint.c_str());
+    std::fflush(stdout);
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   FsOptions fo;
   FuseOptions fuse;
   std::string dir_root, bucket, mountpoint;
-  bool dump = false, create_bucket = false, delete_bucket = false;
-  fo.spool_dir = "/tmp/kvfs-test-mount-spool-" + std::to_string(getpid());
+  bool dump = false, create_bucket = false, delete_bucket = false, use_cache = true;
+  std::string cache_dir;
+  uint64_t cache_size = 256ull << 20;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -108,6 +142,12 @@ int main(int argc, char** argv) {
       fo.fanout_hex_chars = std::stoi(next());
     else if (a == "--threads")
       fuse.max_threads = std::stoi(next());
+    else if (a == "--cache-dir")
+      cache_dir = next();
+    else if (a == "--cache-size")
+      cache_size = std::stoull(next());
+    else if (a == "--no-cache")
+      use_cache = false;
     else if (a == "--debug")
       fuse.debug = true;
     else if (a == "--dump")
@@ -156,12 +196,32 @@ int main(int argc, char** argv) {
   Status access = store->CheckAccess();
   if (!access.ok()) return Fail(access.ToString());
 
-  auto fs = Filesystem::Create(store, NewDirectReader(store), fo);
-  if (!fs.ok()) return Fail(fs.status().ToString());
-  int rc = RunFuseSession(**fs, mountpoint, fuse, [&] {
-    std::printf("kvfs_test_mount: mounted %s at %s\n", store->Describe().c_str(),
-                mountpoint.c_str());
-    std::fflush(stdout);
-  });
+  if (!use_cache) {
+    if (fo.spool_dir.empty())
+      fo.spool_dir = "/tmp/kvfs-test-mount-spool-" + std::to_string(getpid());
+    return Serve(store, NewDirectReader(store), fo, fuse, mountpoint);
+  }
+
+  const bool temp_cache = cache_dir.empty();
+  if (temp_cache) cache_dir = "/tmp/kvfs-test-mount-cache-" + std::to_string(getpid());
+  int rc = 0;
+  {
+    ChunkCacheOptions co;
+    co.dir = cache_dir;
+    co.capacity = cache_size;
+    auto cache = ChunkCache::Open(co);
+    if (!cache.ok()) return Fail(cache.status().ToString());
+    // Spool files on the cache's filesystem are adopted into the cache after upload.
+    if (fo.spool_dir.empty()) fo.spool_dir = (*cache)->spool_dir();
+    auto reader = std::make_shared<CachedReader>(store, cache->get(), CachedReaderOptions{});
+    fuse.stats_text = [r = reader.get(), c = cache->get()] { return StatsText(*r, *c); };
+    // The filesystem (and its handles) goes first, then the reader, then the cache.
+    rc = Serve(store, reader, fo, fuse, mountpoint);
+    fuse.stats_text = nullptr;
+  }
+  if (temp_cache) {
+    std::error_code ec;
+    std::filesystem::remove_all(cache_dir, ec);
+  }
   return rc;
 }

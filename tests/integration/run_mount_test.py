@@ -11,6 +11,7 @@ import argparse
 import errno
 import hashlib
 import json
+import mmap
 import os
 import shutil
 import signal
@@ -49,7 +50,11 @@ class Mount:
     def __init__(self, binary, store_args, mnt, spool, extra=()):
         self.mnt = mnt
         os.makedirs(mnt, exist_ok=True)
-        cmd = [binary] + store_args + ["--prefix", PREFIX, "--spool", spool] + list(extra) + [mnt]
+        # Each mount ("node") has its own chunk cache next to its spool (same filesystem, so
+        # written chunks are adopted into the cache).
+        cache = spool + "-cache"
+        cmd = [binary] + store_args + ["--prefix", PREFIX, "--spool", spool, "--cache-dir",
+                                       cache] + list(extra) + [mnt]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True)
         deadline = time.time() + 30
@@ -83,6 +88,58 @@ def dump(binary, store_args):
         key, size, digest = line.rsplit(" ", 2)
         objs[key] = (int(size), digest)
     return objs
+
+
+def read_direct(path, size):
+    """Reads a whole file with O_DIRECT: the kernel page cache (kept across opens) is bypassed,
+    so every byte comes from the daemon."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    try:
+        buf = mmap.mmap(-1, size + mmap.PAGESIZE)  # page-aligned
+        got = 0
+        while True:
+            n = os.preadv(fd, [memoryview(buf)[got:]], got)
+            if n == 0:
+                break
+            got += n
+        return bytes(buf[:got])
+    finally:
+        os.close(fd)
+
+
+def stats(mnt):
+    text = os.getxattr(mnt, "user.kvfs.stats").decode()
+    assert text.strip(), "empty user.kvfs.stats"
+    return {k: int(v) for k, v in (line.split() for line in text.splitlines() if line.strip())}
+
+
+def cache_hits(mnt, name, digest, size):
+    """A chunk read twice (bypassing the page cache) gives the same bytes; the second read is a
+    cache hit, which the daemon answers by splicing from the cache file."""
+    path = os.path.join(mnt, name)
+    s0 = stats(mnt)
+    first = read_direct(path, size)
+    s1 = stats(mnt)
+    second = read_direct(path, size)
+    s2 = stats(mnt)
+    assert hashlib.sha256(first).hexdigest() == digest, "first read differs: " + name
+    assert second == first, "second (cached) read differs: " + name
+    assert s1["reader_misses"] > s0["reader_misses"], "first read was not a miss: %s" % s1
+    assert s2["reader_hits"] > s1["reader_hits"], "second read was not a hit: %s" % s2
+    assert s2["bytes_from_cache"] - s1["bytes_from_cache"] >= size, "hit not from cache: %s" % s2
+    print("ok: %s read twice, identical; second read a cache hit" % name)
+
+
+def xattrs(mnt):
+    assert "user.kvfs.stats" in os.listxattr(mnt), "root does not list user.kvfs.stats"
+    expect_errno(lambda: os.getxattr(mnt, "user.other"), errno.ENODATA, "root getxattr(other)")
+    expect_errno(lambda: os.setxattr(mnt, "user.kvfs.stats", b"v"), errno.EOPNOTSUPP,
+                 "root setxattr()")
+    some = next(e.name for e in os.scandir(mnt) if e.is_file())
+    expect_errno(lambda: os.getxattr(os.path.join(mnt, some), "user.kvfs.stats"),
+                 errno.EOPNOTSUPP, "file getxattr()")
+    expect_errno(lambda: os.listxattr(os.path.join(mnt, some)), errno.EOPNOTSUPP,
+                 "file listxattr()")
 
 
 def bad_inputs(mnt):
@@ -161,6 +218,7 @@ def main():
         print("ok: %d objects in the store match" % len(objs))
 
         bad_inputs(a.mnt)
+        xattrs(a.mnt)
         assert set(dump(args.binary, store)) == set(want), "bad input left objects behind"
         print("ok: bad inputs left nothing behind")
 
@@ -168,6 +226,8 @@ def main():
         b = Mount(args.binary, store, os.path.join(work, "mnt-b"), os.path.join(work, "spool-b"),
                   sizes)
         mounts.append(b)
+        n0 = sorted(m["files"])[0]
+        cache_hits(b.mnt, n0, m["files"][n0], os.path.getsize(os.path.join(b.mnt, n0)))
         for n, d in m["files"].items():
             with open(os.path.join(b.mnt, n), "rb") as f:
                 assert hashlib.sha256(f.read()).hexdigest() == d, "node B read differs: " + n
