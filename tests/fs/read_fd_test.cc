@@ -1,0 +1,146 @@
+// Filesystem::ReadFd: file-backed (spliceable) reads of uploaded objects through the cached
+// reader, and kNotSupported wherever the adapter must copy instead.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "cache/chunk_cache.h"
+#include "fs/read/cached_reader.h"
+#include "tests/fs/fs_test_util.h"
+
+namespace kvfs {
+namespace {
+
+class ReadFdTest : public FsTestBase {
+ protected:
+  void TearDown() override {
+    // Handles and the reader go before the cache they pin.
+    fs_.reset();
+    cache_.reset();
+    std::filesystem::remove_all(cache_dir_);
+    FsTestBase::TearDown();
+  }
+
+  void MountCached() {
+    cache_dir_ = spool_.string() + "-cache";
+    ChunkCacheOptions co;
+    co.dir = cache_dir_;
+    co.capacity = 64 << 20;
+    auto cache = ChunkCache::Open(co);
+    ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+    cache_ = std::move(cache).value();
+    CachedReaderOptions ro;
+    ro.part_size = 64 << 10;
+    auto reader = std::make_shared<CachedReader>(store_, cache_.get(), ro);
+    auto fs = Filesystem::Create(store_, reader, options_, [this] { return now_; });
+    ASSERT_TRUE(fs.ok()) << fs.status().ToString();
+    fs_ = std::move(fs).value();
+  }
+
+  uint64_t OpenRead(const std::string& name) {
+    auto e = fs_->Lookup(1, name);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    auto o = fs_->Open(e->attr.ino, O_RDONLY);
+    EXPECT_TRUE(o.ok()) << o.status().ToString();
+    EXPECT_TRUE(o->keep_cache) << "uploaded objects do not change: keep the page cache";
+    return o->fh;
+  }
+
+  static std::string PreadAll(const FdRange& r) {
+    std::string buf(r.length, '\0');
+    ssize_t n = pread(r.fd, buf.data(), buf.size(), static_cast<off_t>(r.offset));
+    EXPECT_EQ(n, static_cast<ssize_t>(r.length));
+    return buf;
+  }
+
+  std::string cache_dir_;
+  std::unique_ptr<ChunkCache> cache_;
+};
+
+std::string Pattern(size_t n) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + (i * 7 + i / 251) % 26);
+  return s;
+}
+
+TEST_F(ReadFdTest, CachedObjectGivesFileRangesClippedToTheObject) {
+  MountCached();
+  const std::string data = Pattern(300 << 10);
+  // Put into the store by another node: the first open is a miss (a download), the second a
+  // hit; both are file-backed.
+  mem_->PutObject("p/c.bin", data);
+  for (int round = 0; round < 2; ++round) {
+    uint64_t fh = OpenRead("c.bin");
+    auto r = fs_->ReadFd(fh, 1000, 70000);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_GE(r->fd, 0);
+    EXPECT_EQ(r->length, 70000u);
+    EXPECT_EQ(PreadAll(*r), data.substr(1000, 70000));
+    auto tail = fs_->ReadFd(fh, data.size() - 10, 4096);
+    ASSERT_TRUE(tail.ok());
+    EXPECT_EQ(tail->length, 10u);
+    EXPECT_EQ(PreadAll(*tail), data.substr(data.size() - 10));
+    auto past = fs_->ReadFd(fh, data.size() + 5, 4096);
+    ASSERT_TRUE(past.ok());
+    EXPECT_EQ(past->length, 0u);
+    EXPECT_TRUE(fs_->Release(fh).ok());
+  }
+}
+
+TEST_F(ReadFdTest, KeepAliveHoldsTheFdPastRelease) {
+  MountCached();
+  const std::string data = Pattern(128 << 10);
+  ASSERT_TRUE(WriteFile("k.bin", data).ok());
+  uint64_t fh = OpenRead("k.bin");
+  std::shared_ptr<const void> keep;
+  auto r = fs_->ReadFd(fh, 0, data.size(), &keep);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_NE(keep, nullptr);
+  EXPECT_TRUE(fs_->Release(fh).ok());
+  // A release racing a reply must not close the fd under it.
+  EXPECT_NE(fcntl(r->fd, F_GETFD), -1);
+  EXPECT_EQ(PreadAll(*r), data);
+  keep.reset();
+}
+
+TEST_F(ReadFdTest, NotSupportedWhereTheAdapterMustCopy) {
+  MountCached();
+  const std::string data = Pattern(64 << 10);
+  // A file open for writing: its bytes are local and may still change.
+  auto cr = fs_->CreateFile(1, "w.bin", O_CREAT | O_WRONLY);
+  ASSERT_TRUE(cr.ok());
+  ASSERT_TRUE(fs_->Write(cr->second.fh, 0, data.data(), data.size()).ok());
+  EXPECT_EQ(fs_->ReadFd(cr->second.fh, 0, 100).status().code(), StatusCode::kNotSupported);
+  // A reader opening it while it is being written (no object yet) reads the local file.
+  auto e = fs_->Lookup(1, "w.bin");
+  ASSERT_TRUE(e.ok());
+  auto o = fs_->Open(e->attr.ino, O_RDONLY);
+  ASSERT_TRUE(o.ok());
+  EXPECT_FALSE(o->keep_cache);
+  EXPECT_EQ(fs_->ReadFd(o->fh, 0, 100).status().code(), StatusCode::kNotSupported);
+  EXPECT_TRUE(fs_->Release(o->fh).ok());
+  EXPECT_TRUE(fs_->Release(cr->second.fh).ok());
+  // A temp file is never uploaded.
+  auto t = fs_->CreateFile(1, "x.tmp", O_CREAT | O_RDWR);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(fs_->ReadFd(t->second.fh, 0, 100).status().code(), StatusCode::kNotSupported);
+  EXPECT_TRUE(fs_->Release(t->second.fh).ok());
+  EXPECT_EQ(fs_->ReadFd(987654, 0, 100).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(ReadFdTest, DirectReaderHasNoFileBackedReads) {
+  Mount();
+  const std::string data = Pattern(64 << 10);
+  ASSERT_TRUE(WriteFile("d.bin", data).ok());
+  uint64_t fh = OpenRead("d.bin");
+  EXPECT_EQ(fs_->ReadFd(fh, 0, 100).status().code(), StatusCode::kNotSupported);
+  std::string buf(100, '\0');
+  auto n = fs_->Read(fh, 0, buf.size(), buf.data());
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(buf, data.substr(0, 100));
+  EXPECT_TRUE(fs_->Release(fh).ok());
+}
+
+}  // namespace
+}  // namespace kvfs
