@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "src/base/percent_encoding.h"
+
 namespace kvfs {
 
 namespace {
@@ -54,19 +56,7 @@ Status NameCodec::ValidateName(std::string_view name) {
 }
 
 std::string NameCodec::EncodeComponent(std::string_view name) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(name.size());
-  for (unsigned char c : name) {
-    if (IsLiteral(c)) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
+  return PercentEncode(name, IsLiteral);
 }
 
 std::optional<std::string> NameCodec::DecodeComponent(std::string_view component) {

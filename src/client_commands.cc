@@ -50,8 +50,7 @@ int RunStats(const CommandLine& cmd) {
   if (n < 0) {
     int err = errno;
     std::fprintf(stderr, "kvfs stats: %s: %s\n", cmd.mountpoint.c_str(),
-                 err == ENODATA || err == ENOTSUP ? "not a kvfs mount point"
-                                                  : std::strerror(err));
+                 err == ENODATA || err == ENOTSUP ? "not a kvfs mount point" : std::strerror(err));
     return 1;
   }
   std::fwrite(buf.data(), 1, static_cast<size_t>(n), stdout);

@@ -47,8 +47,7 @@ CachedReaderOptions MakeReaderOptions(const KvfsConfig& c) {
   // Part buffers: at most the parts in flight of a few downloads at once; this is the daemon's
   // main memory cost and what keeps RSS bounded however many bytes pass through.
   o.max_buffer_memory = std::max<uint64_t>(c.get_part_size * 2,
-                                           std::min<uint64_t>(256ull << 20,
-                                                              c.get_part_size * 16));
+                                           std::min<uint64_t>(256ull << 20, c.get_part_size * 16));
   return o;
 }
 
@@ -121,10 +120,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   fo.debug = cmd.debug;
   fo.extra_mount_options = cmd.fuse_options;
   if (config.read_only) fo.extra_mount_options.push_back("ro");
-  if (config.max_read != 0) {
-    fo.max_write = static_cast<uint32_t>(config.max_read);
-    fo.max_readahead = static_cast<uint32_t>(config.max_read);
-  }
+  if (config.max_read != 0) fo.max_read = static_cast<uint32_t>(config.max_read);
   CachedReader* reader = stack.reader.get();
   ChunkCache* cache = stack.cache.get();
   fo.stats_text = [reader, cache] { return FormatStats(reader->Stats(), cache->Stats()); };

@@ -1,9 +1,9 @@
 #include "objstore/dir/dir_key_codec.h"
 
+#include "src/base/percent_encoding.h"
+
 namespace kvfs::dirstore {
 namespace {
-
-constexpr char kHex[] = "0123456789ABCDEF";
 
 bool IsLiteral(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -38,7 +38,7 @@ Result<std::vector<std::string>> EncodeKey(std::string_view key) {
     if (literal) {
       out.back().push_back(static_cast<char>(c));
     } else {
-      out.back() += {'%', kHex[c >> 4], kHex[c & 15]};
+      AppendPercentEscape(c, &out.back());
     }
   }
   return out;

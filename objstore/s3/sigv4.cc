@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "src/base/percent_encoding.h"
+
 namespace kvfs::s3 {
 namespace {
 
@@ -58,20 +60,11 @@ std::string Sha256Hex(std::string_view data) {
 }
 
 std::string UriEncode(std::string_view s, bool encode_slash) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size() * 3);
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
-        (c == '/' && !encode_slash)) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
+  // SigV4: unreserved characters stay; '/' stays in paths (object keys), not in query values.
+  return PercentEncode(s, [encode_slash](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+           (c == '/' && !encode_slash);
+  });
 }
 
 std::string AmzDate(std::time_t t) {
