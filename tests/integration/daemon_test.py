@@ -1,0 +1,697 @@
+#!/usr/bin/env python3
+"""Integration tests through the real daemon binary (`kvfs`), the way users and mount(8) run it:
+daemonized mounts, unmount with fusermount3 -u, two nodes on one store, restart over a damaged
+cache, the memory bound, startup errors, the fstab form, and `kvfs stats` / `kvfs warm`.
+
+    daemon_test.py --kvfs PATH/kvfs --backend dir|s3 [--only CASE[,CASE...]]
+
+The store is checked directly (the dir store's files, or the bucket over curl --aws-sigv4), never
+through kvfs. Exit 77 = skipped (no FUSE, or no S3 endpoint), unless KVFS_REQUIRE_FUSE=1 /
+KVFS_REQUIRE_S3=1. Each case cleans up after itself (mounts, daemons, buckets, temp dirs).
+"""
+import argparse
+import ctypes
+import errno
+import hashlib
+import json
+import mmap
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.parse
+import uuid
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MIB = 1 << 20
+PREFIX = "kv"
+STEP_TIMEOUT = 60  # seconds any single command may take before the case fails as a hang
+
+
+def skip_or_fail(reason, require_var):
+    if os.environ.get(require_var) == "1":
+        print("FAIL (%s=1): %s" % (require_var, reason))
+        sys.exit(1)
+    print("SKIP: " + reason)
+    sys.exit(77)
+
+
+def ok(msg):
+    print("  ok: " + msg, flush=True)
+
+
+def expect_errno(fn, code, what):
+    try:
+        fn()
+    except OSError as e:
+        assert e.errno == code, "%s: errno %s, expected %s" % (what, e.errno, code)
+        ok("%s -> %s" % (what, errno.errorcode[code]))
+        return
+    raise AssertionError("%s: succeeded, expected %s" % (what, errno.errorcode[code]))
+
+
+def sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def chunk(seed, size):
+    block = hashlib.sha256(seed.encode()).digest() * 2048  # 64 KiB, distinct per seed
+    return (block * (size // len(block) + 1))[:size]
+
+
+def mounted(mnt):
+    with open("/proc/mounts") as f:
+        return any(line.split()[1] == mnt for line in f)
+
+
+def read_direct(path):
+    """Whole file with O_DIRECT: the page cache is bypassed, every byte comes from the daemon."""
+    size = os.path.getsize(path)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    try:
+        buf = mmap.mmap(-1, size + mmap.PAGESIZE)
+        got = 0
+        while True:
+            n = os.preadv(fd, [memoryview(buf)[got:]], got)
+            if n == 0:
+                break
+            got += n
+        return bytes(buf[:got])
+    finally:
+        os.close(fd)
+
+
+def write_chunk(mnt, name, data):
+    with open(os.path.join(mnt, name), "wb") as f:
+        f.write(data)
+
+
+# ---- stores, checked directly -------------------------------------------------------------------
+
+
+class DirStore:
+    """file:///ROOT: objects are files under ROOT/objects (objstore/dir/dir_key_codec.h)."""
+
+    def __init__(self, root):
+        self.root = root
+        os.makedirs(root, exist_ok=True)
+        self.source = "file://" + root
+        self.opts = {}
+        self.env = {}
+
+    def objects(self):
+        out = {}
+        base = os.path.join(self.root, "objects")
+        for d, _, files in os.walk(base):
+            for fn in files:
+                rel = os.path.relpath(os.path.join(d, fn), base).split("/")
+                enc = "".join(c[:-1] if c.endswith("+") else c for c in rel)
+                key = urllib.parse.unquote_to_bytes(enc).decode()
+                with open(os.path.join(d, fn), "rb") as f:
+                    data = f.read()
+                out[key] = (len(data), sha(data))
+        return out
+
+    def cleanup(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class S3Store:
+    """A fresh bucket on KVFS_TEST_S3_ENDPOINT, driven with curl --aws-sigv4."""
+
+    def __init__(self, prefix=PREFIX):
+        e = os.environ
+        self.endpoint = e["KVFS_TEST_S3_ENDPOINT"].rstrip("/")
+        self.access = e.get("KVFS_TEST_S3_ACCESS_KEY", "")
+        self.secret = e.get("KVFS_TEST_S3_SECRET_KEY", "")
+        self.region = e.get("KVFS_TEST_S3_REGION", "us-east-1")
+        self.bucket = "kvfs-dt-%d-%s" % (os.getpid(), uuid.uuid4().hex[:8])
+        self.prefix = prefix
+        self.source = "s3://%s/%s" % (self.bucket, prefix)
+        self.opts = {"endpoint": self.endpoint, "region": self.region, "addressing": "path"}
+        self.env = {"AWS_ACCESS_KEY_ID": self.access, "AWS_SECRET_ACCESS_KEY": self.secret}
+        code, body = self._curl("PUT", "/" + self.bucket)
+        assert code == 200, "create bucket %s: HTTP %s %s" % (self.bucket, code, body[:200])
+
+    def _curl(self, method, path, query=""):
+        url = self.endpoint + urllib.parse.quote(path, safe="/-_.~") + (
+            "?" + query if query else "")
+        # Credentials go in through stdin (-K -), not argv.
+        cfg = 'user = "%s:%s"\n' % (self.access, self.secret)
+        r = subprocess.run(["curl", "-sS", "-K", "-", "-X", method, "--aws-sigv4",
+                            "aws:amz:%s:s3" % self.region, "-H",
+                            "x-amz-content-sha256: UNSIGNED-PAYLOAD", "-o", "-", "-w",
+                            "\n%{http_code}", url], input=cfg.encode(), capture_output=True,
+                           timeout=STEP_TIMEOUT, check=True)
+        body, _, code = r.stdout.rpartition(b"\n")
+        return int(code), body
+
+    def keys(self):
+        out, token = {}, None
+        while True:
+            q = "list-type=2" + ("&continuation-token=" + urllib.parse.quote(token, safe="")
+                                 if token else "")
+            code, body = self._curl("GET", "/" + self.bucket, q)
+            assert code == 200, "list %s: HTTP %s" % (self.bucket, code)
+            root = ET.fromstring(body)
+            ns = root.tag[: root.tag.index("}") + 1] if root.tag.startswith("{") else ""
+            for c in root.findall(ns + "Contents"):
+                out[c.find(ns + "Key").text] = int(c.find(ns + "Size").text)
+            if root.findtext(ns + "IsTruncated") != "true":
+                return out
+            token = root.findtext(ns + "NextContinuationToken")
+
+    def objects(self):
+        out = {}
+        for key in self.keys():
+            code, body = self._curl("GET", "/%s/%s" % (self.bucket, key))
+            assert code == 200, "GET %s: HTTP %s" % (key, code)
+            name = key[len(self.prefix) + 1:] if key.startswith(self.prefix + "/") else key
+            out[name] = (len(body), sha(body))
+        return out
+
+    def cleanup(self):
+        try:
+            for key in self.keys():
+                self._curl("DELETE", "/%s/%s" % (self.bucket, key))
+            code, body = self._curl("DELETE", "/" + self.bucket)
+            if code not in (200, 204):
+                print("  cleanup: delete bucket %s: HTTP %s" % (self.bucket, code))
+        except Exception as e:  # noqa: BLE001 - best effort
+            print("  cleanup: %s" % e)
+
+
+# ---- the daemon ---------------------------------------------------------------------------------
+
+
+def become_subreaper():
+    # The daemon forks and its parent exits; as subreaper we inherit it and can wait for it.
+    PR_SET_CHILD_SUBREAPER = 36
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0, "prctl(PR_SET_CHILD_SUBREAPER)"
+
+
+def daemon_pids(mnt):
+    pids = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % p, "rb") as f:
+                argv = f.read().split(b"\0")
+            with open("/proc/%s/stat" % p) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and mnt.encode() in argv and any(a.endswith(b"kvfs") for a in argv[:1]):
+            pids.append(int(p))
+    return pids
+
+
+def reap_zombies():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+class Daemon:
+    """One `kvfs SOURCE MNT -o ...` mount, daemonized (the command returns once mounted)."""
+
+    def __init__(self, ctx, store, mnt, cache, opts=None, args=(), name="a"):
+        self.ctx, self.mnt, self.cache = ctx, mnt, cache
+        os.makedirs(mnt, exist_ok=True)
+        o = dict(store.opts)
+        o["cache_dir"] = cache
+        o.update(opts or {})
+        cmd = [ctx.kvfs, store.source, mnt] + list(args)
+        cmd += ["-o", ",".join("%s=%s" % kv for kv in o.items())]
+        env = dict(os.environ, **store.env)
+        t0 = time.time()
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=STEP_TIMEOUT)
+        assert r.returncode == 0, "mount %s failed (%d): %s" % (mnt, r.returncode, r.stderr)
+        assert mounted(mnt), "kvfs returned 0 but %s is not mounted" % mnt
+        pids = daemon_pids(mnt)
+        assert len(pids) == 1, "daemon processes for %s: %s" % (mnt, pids)
+        self.pid = pids[0]
+        ctx.daemons.append(self)
+        ok("node %s mounted (daemon pid %d, %.1fs)" % (name, self.pid, time.time() - t0))
+
+    def stats(self):
+        r = subprocess.run([self.ctx.kvfs, "stats", self.mnt], capture_output=True, text=True,
+                           timeout=STEP_TIMEOUT)
+        assert r.returncode == 0, "kvfs stats failed: %s" % r.stderr
+        return {k: int(v) for k, v in (ln.split() for ln in r.stdout.splitlines() if ln.strip())}
+
+    def status(self, field):
+        with open("/proc/%d/status" % self.pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+        raise AssertionError("no %s in /proc/%d/status" % (field, self.pid))
+
+    def unmount(self):
+        """fusermount3 -u, then the daemon must finish its work and exit 0."""
+        if self in self.ctx.daemons:
+            self.ctx.daemons.remove(self)
+        subprocess.run(["fusermount3", "-u", self.mnt], check=True, timeout=STEP_TIMEOUT)
+        deadline = time.time() + STEP_TIMEOUT
+        while True:
+            pid, st = os.waitpid(self.pid, os.WNOHANG)
+            if pid == self.pid:
+                break
+            if time.time() > deadline:
+                os.kill(self.pid, 9)
+                os.waitpid(self.pid, 0)
+                raise AssertionError("daemon %d did not exit after fusermount3 -u" % self.pid)
+            time.sleep(0.05)
+        assert os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0, "daemon exit status %#x" % st
+        assert not mounted(self.mnt), "still mounted: " + self.mnt
+        ok("unmounted %s; daemon %d exited 0" % (self.mnt, self.pid))
+
+    def kill(self):
+        subprocess.run(["fusermount3", "-uz", self.mnt], capture_output=True)
+        try:
+            os.kill(self.pid, 9)
+            os.waitpid(self.pid, 0)
+        except (OSError, ChildProcessError):
+            pass
+
+
+class Ctx:
+    def __init__(self, kvfs, backend, work):
+        self.kvfs, self.backend, self.work = kvfs, backend, work
+        self.daemons = []
+        self.stores = []
+
+    def store(self):
+        s = DirStore(self.path("store")) if self.backend == "dir" else S3Store()
+        self.stores.append(s)
+        return s
+
+    def path(self, name):
+        return os.path.join(self.work, name)
+
+    def cleanup(self):
+        for d in list(self.daemons):
+            d.kill()
+        self.daemons.clear()
+        for s in self.stores:
+            s.cleanup()
+        self.stores.clear()
+        reap_zombies()
+
+
+def check_store(store, want):
+    objs = store.objects()
+    assert set(objs) == set(want), "objects differ: extra %s missing %s" % (
+        sorted(set(objs) - set(want))[:3], sorted(set(want) - set(objs))[:3])
+    for n, d in want.items():
+        assert objs[n][1] == d, "object bytes differ: " + n
+    ok("%d objects in the store match byte for byte" % len(objs))
+
+
+# ---- cases --------------------------------------------------------------------------------------
+
+
+def case_replay(ctx):
+    """Engine replay through a daemonized mount; fusermount3 -u; objects in the store."""
+    store = ctx.store()
+    a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache"),
+               {"multipart_threshold": "8MiB", "multipart_part_size": "5MiB"})
+    manifest = ctx.path("manifest.json")
+    subprocess.run([sys.executable, os.path.join(HERE, "engine_replay.py"), a.mnt,
+                    "--chunk-bytes", str(2 * MIB), "--big-chunk-bytes", str(12 * MIB),
+                    "--manifest", manifest], check=True, timeout=240)
+    ok("engine_replay.py passed through the daemon")
+    a.unmount()
+    with open(manifest) as f:
+        m = json.load(f)
+    check_store(store, m["files"])
+    left = os.listdir(os.path.join(a.cache, "spool"))
+    assert not left, "spool files left: %s" % left[:3]
+
+
+def case_two_nodes(ctx):
+    """Two daemons on one store, separate caches: a chunk written via A reads the same via B."""
+    store = ctx.store()
+    ttl = {"metadata_cache_ttl_secs": "1"}
+    a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), ttl, name="A")
+    b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), ttl, name="B")
+    name = "shared@0001.pt"
+    # B looks first: the miss is cached negatively (for the TTL).
+    assert not os.path.exists(os.path.join(b.mnt, name)), "chunk visible before it was written"
+    data = chunk("two-nodes", 9 * MIB + 123)
+    write_chunk(a.mnt, name, data)
+    time.sleep(1.5)  # B's negative entry expires
+    assert read_direct(os.path.join(b.mnt, name)) == data, "node B read differs"
+    ok("chunk written via A reads the same via B after the negative TTL")
+    data2 = chunk("two-nodes-b", 3 * MIB)
+    write_chunk(b.mnt, "from-b.pt", data2)
+    time.sleep(1.5)
+    assert read_direct(os.path.join(a.mnt, "from-b.pt")) == data2, "node A read differs"
+    ok("and B's chunk via A")
+    a.unmount()
+    b.unmount()
+    check_store(store, {name: sha(data), "from-b.pt": sha(data2)})
+
+
+def case_restart(ctx):
+    """Restart over a damaged cache: corrupt entries are dropped and refetched, never served."""
+    store = ctx.store()
+    cache = ctx.path("cache")
+    want = {}
+    a = Daemon(ctx, store, ctx.path("mnt"), cache)
+    for i in range(4):
+        data = chunk("restart-%d" % i, 4 * MIB + i)
+        write_chunk(a.mnt, "r%d.pt" % i, data)
+        want["r%d.pt" % i] = data
+    for n, d in want.items():  # read back once: every chunk is in the cache
+        assert read_direct(os.path.join(a.mnt, n)) == d, "first read differs: " + n
+    a.unmount()
+    entries = sorted(f for f in os.listdir(os.path.join(cache, "data")) if f.endswith(".kvc"))
+    assert len(entries) == 4, "cache entries after unmount: %s" % entries
+    flipped = os.path.join(cache, "data", entries[0])
+    with open(flipped, "r+b") as f:  # flip a content byte: the trailer stays valid, the CRC not
+        f.seek(1000)
+        b = f.read(1)
+        f.seek(1000)
+        f.write(bytes([b[0] ^ 0xFF]))
+    truncated = os.path.join(cache, "data", entries[1])
+    os.truncate(truncated, os.path.getsize(truncated) // 2)
+    ok("corrupted %s, truncated %s" % (entries[0], entries[1]))
+
+    a = Daemon(ctx, store, ctx.path("mnt"), cache, name="a (restarted)")
+    s0 = a.stats()
+    for n, d in want.items():
+        got = read_direct(os.path.join(a.mnt, n))
+        assert got == d, "read after restart differs: %s (%d bytes, want %d)" % (
+            n, len(got), len(d))
+    s1 = a.stats()
+    ok("all chunks read back equal after restart")
+    assert s1["kvfs_cache_recovery_dropped"] >= 1, "truncated entry not dropped: %s" % s1
+    assert s1["kvfs_cache_verify_failures"] >= 1, "flipped byte not detected: %s" % s1
+    misses = s1["kvfs_read_misses"] - s0["kvfs_read_misses"]
+    assert misses >= 2, "damaged entries were not refetched (misses %d)" % misses
+    ok("kvfs stats: recovery_dropped %d, verify_failures %d, recovered %d, refetched %d" % (
+        s1["kvfs_cache_recovery_dropped"], s1["kvfs_cache_verify_failures"],
+        s1["kvfs_cache_recovered_entries"], misses))
+    a.unmount()
+    check_store(store, {n: sha(d) for n, d in want.items()})
+
+
+def du(path):
+    total = 0
+    for d, _, files in os.walk(path):
+        for fn in files:
+            try:
+                total += os.lstat(os.path.join(d, fn)).st_blocks * 512
+            except OSError:
+                pass  # evicted meanwhile
+    return total
+
+
+def case_memory(ctx):
+    """Memory bound (issue 4 section 5): stream > 4x cache_size through a 64 MiB cache."""
+    store = ctx.store()
+    cache_size = 64 * MIB
+    chunk_size = 16 * MIB
+    n = 20
+    a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache"),
+               {"cache_size": "64MiB", "multipart_threshold": "8MiB",
+                "multipart_part_size": "8MiB", "get_part_size": "8MiB"})
+    peak = {"rss": 0, "cache": 0, "data": 0}
+    stop = threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            try:
+                peak["rss"] = max(peak["rss"], a.status("VmRSS"))
+            except (OSError, AssertionError):
+                pass
+            peak["cache"] = max(peak["cache"], du(a.cache))
+            peak["data"] = max(peak["data"], du(os.path.join(a.cache, "data")))
+            time.sleep(0.05)
+
+    t = threading.Thread(target=sample)
+    t.start()
+    digests = {}
+    try:
+        for i in range(n):
+            data = chunk("mem-%d" % i, chunk_size)
+            write_chunk(a.mnt, "m%02d.pt" % i, data)
+            digests["m%02d.pt" % i] = sha(data)
+        for i in range(n):  # oldest first: all but the last few were evicted, so these are misses
+            name = "m%02d.pt" % i
+            assert sha(read_direct(os.path.join(a.mnt, name))) == digests[name], "differs: " + name
+        s = a.stats()
+        hwm = a.status("VmHWM")
+    finally:
+        stop.set()
+        t.join()
+    # Bound: the reader's part buffers (max_buffer_memory = min(256 MiB, 16 x get_part_size) =
+    # 128 MiB here, 256 MiB at most) + the write path's upload parts (upload_parallelism x
+    # part size = 8 x 8 MiB) + fixed overhead (code, libcurl/OpenSSL, FUSE buffers: ~128 MiB).
+    bound = 256 * MIB + 8 * 8 * MIB + 128 * MIB
+    ok("streamed %d MiB through a %d MiB cache: VmHWM %.0f MiB, peak VmRSS sampled %.0f MiB "
+       "(bound %d MiB); cache dir peak %.0f MiB, data/ peak %.0f MiB; evictions %d, misses %d" % (
+           2 * n * chunk_size // MIB, cache_size // MIB, hwm / MIB, peak["rss"] / MIB,
+           bound // MIB, peak["cache"] / MIB, peak["data"] / MIB, s["kvfs_cache_evictions"],
+           s["kvfs_read_misses"]))
+    assert hwm < bound, "daemon VmHWM %d MiB over the bound %d MiB" % (hwm // MIB, bound // MIB)
+    assert s["kvfs_cache_bytes"] <= cache_size, "cache bytes over capacity: %s" % s
+    assert s["kvfs_cache_evictions"] > 0, "nothing evicted: %s" % s
+    # data/ holds entries (<= capacity, reserved before filling) plus one fill being written
+    # slack for trailers; spool/ holds the chunk being written (one chunk at a time here).
+    slack = chunk_size + MIB
+    assert peak["data"] <= cache_size + slack, "cache data/ %d MiB over %d MiB + one chunk" % (
+        peak["data"] // MIB, cache_size // MIB)
+    assert peak["cache"] <= cache_size + 2 * slack, "cache dir peak %d MiB" % (
+        peak["cache"] // MIB)
+    a.unmount()
+    check_store(store, digests)
+
+
+def run_fail(ctx, cmd, must_contain, mnt, env=None):
+    """A startup that must fail: non-zero exit, a message naming the thing, no mount, no daemon."""
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=STEP_TIMEOUT,
+                           env=dict(os.environ, **(env or {})))
+    except subprocess.TimeoutExpired:
+        subprocess.run(["fusermount3", "-uz", mnt], capture_output=True)
+        raise AssertionError("hang: %s" % " ".join(cmd))
+    msg = r.stderr.strip()
+    if r.returncode == 0:
+        subprocess.run(["fusermount3", "-u", mnt], capture_output=True)
+        raise AssertionError("exit 0 (mounted) for %s" % " ".join(cmd))
+    for s in must_contain:
+        assert s.lower() in msg.lower(), "message does not name %r: %r" % (s, msg)
+    assert not mounted(mnt), "a mount was left behind at " + mnt
+    time.sleep(0.2)
+    reap_zombies()
+    assert not daemon_pids(mnt), "a daemon was left behind for " + mnt
+    ok("exit %d: %s" % (r.returncode, msg.splitlines()[-1][:150] if msg else "(no message!)"))
+    return msg
+
+
+def case_bad_inputs(ctx):
+    """Startup errors (clear, non-zero, nothing mounted, no hang) and runtime rejections."""
+    store = ctx.store()
+    mnt = ctx.path("mnt")
+    os.makedirs(mnt, exist_ok=True)
+    base = dict(store.opts, cache_dir=ctx.path("cache"))
+
+    def opts(**kw):
+        return ["-o", ",".join("%s=%s" % kv for kv in dict(base, **kw).items())]
+
+    k = ctx.kvfs
+    if ctx.backend == "s3":
+        missing = "kvfs-missing-" + uuid.uuid4().hex[:8]
+        run_fail(ctx, [k, "s3://%s/p" % missing, mnt] + opts(), [missing], mnt, store.env)
+        bad_env = dict(store.env, AWS_SECRET_ACCESS_KEY="wrong" + store.secret[5:])
+        msg = run_fail(ctx, [k, store.source, mnt] + opts(), [store.bucket], mnt, bad_env)
+        assert store.secret[5:] not in msg, "the secret was printed"
+        run_fail(ctx, [k, store.source, mnt] + opts(endpoint="http://127.0.0.1:1",
+                                                    max_attempts="2"),
+                 ["127.0.0.1:1"], mnt, store.env)
+    else:
+        # The dir store creates a missing root; a root that is a regular file cannot work.
+        notdir = ctx.path("store-is-a-file")
+        open(notdir, "w").close()
+        run_fail(ctx, [k, "file://" + notdir, mnt] + opts(), [notdir], mnt)
+    cfg = ctx.path("bad.yaml")
+    with open(cfg, "w") as f:
+        f.write("cache_size: [64MiB\nlog_level: info\n")
+    run_fail(ctx, [k, store.source, mnt, "--config", cfg] + opts(), [cfg], mnt, store.env)
+    with open(cfg, "w") as f:
+        f.write("cache_size: banana\n")
+    run_fail(ctx, [k, store.source, mnt, "--config", cfg] + opts(), [cfg, "cache_size"], mnt,
+             store.env)
+    nodir = ctx.path("no-such-mountpoint")
+    run_fail(ctx, [k, store.source, nodir] + opts(), [nodir], nodir, store.env)
+
+    # Runtime: a mount that only accepts 8 MiB chunks.
+    a = Daemon(ctx, store, mnt, ctx.path("cache"), {"chunk_sizes": "8MiB"})
+
+    def partial():
+        with open(os.path.join(mnt, "partial.pt"), "wb") as f:
+            f.write(b"x" * MIB)
+    expect_errno(partial, errno.EINVAL, "partial chunk (1 MiB of 8 MiB) close()")
+    expect_errno(lambda: open(os.path.join(mnt, "n" * 256), "wb"), errno.ENAMETOOLONG,
+                 "256-byte name")
+    whole = chunk("whole", 8 * MIB)
+    write_chunk(mnt, "whole.pt", whole)
+    a.unmount()
+    check_store(store, {"whole.pt": sha(whole)})  # the partial chunk never reached the store
+
+
+def fstab_mount(ctx, store, how):
+    """Mounts the way /etc/fstab does (config file, fstab-only options) and checks the mount."""
+    bindir = ctx.path("bin")
+    if not os.path.exists(bindir):
+        os.makedirs(bindir)
+        os.symlink(ctx.kvfs, os.path.join(bindir, "kvfs"))
+    cfg = ctx.path("kvfs.yaml")
+    with open(cfg, "w") as f:
+        f.write("cache_dir: %s\ncache_size: 256MiB\n" % ctx.path("cache"))
+        for key, val in store.opts.items():
+            f.write("%s: %s\n" % (key, val))
+        if ctx.backend == "s3":
+            f.write("access_key_id: %s\nsecret_access_key: %s\n" % (store.access, store.secret))
+    os.chmod(cfg, 0o600)
+    mnt = ctx.path("mnt")
+    os.makedirs(mnt, exist_ok=True)
+    opts = "config=%s,_netdev,nofail,nosuid,nodev" % cfg
+    if how == "mount.fuse3":
+        # What mount(8) runs for type fuse.kvfs; it finds `kvfs` on PATH (through /bin/sh).
+        cmd = ["mount.fuse3", store.source, mnt, "-t", "kvfs", "-o", opts]
+    else:
+        cmd = ["mount", "-t", "fuse.kvfs", store.source, mnt, "-o", opts]
+    env = dict(os.environ, PATH=bindir + ":" + os.environ.get("PATH", "/usr/sbin:/usr/bin"))
+    for v in store.env:  # credentials only from the config file, as at boot
+        env.pop(v, None)
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=STEP_TIMEOUT)
+    assert r.returncode == 0, "%s failed (%d): %s" % (" ".join(cmd), r.returncode, r.stderr)
+    with open("/proc/mounts") as f:
+        line = next((ln for ln in f if ln.split()[1] == mnt), None)
+    assert line, "%s returned 0 but nothing is mounted" % how
+    assert line.split()[2] == "fuse.kvfs", "filesystem type: " + line
+    assert "nosuid" in line.split()[3] and "nodev" in line.split()[3], "options lost: " + line
+    ok("%s: %s" % (how, line.strip()))
+    pids = daemon_pids(mnt)
+    assert len(pids) == 1, "daemons: %s" % pids
+
+    class Adopted(Daemon):
+        def __init__(self):  # the daemon mount.fuse3 started (we are its subreaper)
+            self.ctx, self.mnt, self.cache, self.pid = ctx, mnt, ctx.path("cache"), pids[0]
+            ctx.daemons.append(self)
+    a = Adopted()
+    data = chunk("fstab-" + how, 5 * MIB)
+    write_chunk(mnt, how + ".pt", data)
+    assert read_direct(os.path.join(mnt, how + ".pt")) == data
+    a.unmount()
+    return {how + ".pt": sha(data)}
+
+
+def case_fstab(ctx):
+    """fstab form: mount.fuse3 SOURCE MNT -t kvfs -o config=FILE,_netdev (what mount -t does)."""
+    if not shutil.which("mount.fuse3"):
+        print("  skipped: no mount.fuse3")
+        return
+    store = ctx.store()
+    want = fstab_mount(ctx, store, "mount.fuse3")
+    # mount(8) runs its helper with a standard PATH of its own, so `mount -t fuse.kvfs` (as an
+    # fstab line) only finds an installed kvfs; tested when one is installed.
+    std = shutil.which("kvfs", path="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+    if std:
+        want.update(fstab_mount(ctx, store, "mount"))
+    else:
+        print("  note: no kvfs installed on the standard PATH; mount -t fuse.kvfs not run")
+    check_store(store, want)
+
+
+def case_warm(ctx):
+    """kvfs warm on a fresh cache pulls chunks in (misses); later reads are hits."""
+    store = ctx.store()
+    want = {}
+    a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache-a"), name="writer")
+    for i in range(3):
+        want["w%d.pt" % i] = chunk("warm-%d" % i, 6 * MIB + i)
+        write_chunk(a.mnt, "w%d.pt" % i, want["w%d.pt" % i])
+    a.unmount()
+    b = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache-b"), name="fresh")
+    s0 = b.stats()
+    r = subprocess.run([ctx.kvfs, "warm", b.mnt] + sorted(want), capture_output=True, text=True,
+                       timeout=STEP_TIMEOUT)
+    assert r.returncode == 0, "kvfs warm failed: %s %s" % (r.stdout, r.stderr)
+    s1 = b.stats()
+    assert s1["kvfs_read_misses"] - s0["kvfs_read_misses"] >= len(want), "warm: %s" % s1
+    assert s1["kvfs_cache_entries"] >= len(want), "warm did not fill the cache: %s" % s1
+    ok("kvfs warm: %s" % r.stdout.strip())
+    for n, d in want.items():
+        assert read_direct(os.path.join(b.mnt, n)) == d, "read after warm differs: " + n
+    s2 = b.stats()
+    assert s2["kvfs_read_misses"] == s1["kvfs_read_misses"], "reads after warm missed: %s" % s2
+    assert s2["kvfs_read_hits"] - s1["kvfs_read_hits"] >= len(want), "no hits: %s" % s2
+    ok("reads after warm are hits (%d hits, 0 misses)" % (s2["kvfs_read_hits"] -
+                                                          s1["kvfs_read_hits"]))
+    r = subprocess.run([ctx.kvfs, "warm", b.mnt, "w0.pt", "no-such-chunk.pt"],
+                       capture_output=True, text=True, timeout=STEP_TIMEOUT)
+    assert r.returncode == 1, "warm of a missing name: exit %d" % r.returncode
+    assert "no-such-chunk.pt" in r.stderr, "warm error does not name the chunk: %r" % r.stderr
+    ok("warm of a missing name: exit 1: %s" % r.stderr.strip())
+    b.unmount()
+
+
+CASES = [("replay", case_replay), ("two_nodes", case_two_nodes), ("restart", case_restart),
+         ("memory", case_memory), ("bad_inputs", case_bad_inputs), ("fstab", case_fstab),
+         ("warm", case_warm)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kvfs", required=True)
+    ap.add_argument("--backend", choices=["dir", "s3"], required=True)
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
+        skip_or_fail("no /dev/fuse or fusermount3", "KVFS_REQUIRE_FUSE")
+    if args.backend == "s3" and not os.environ.get("KVFS_TEST_S3_ENDPOINT"):
+        skip_or_fail("KVFS_TEST_S3_ENDPOINT not set", "KVFS_REQUIRE_S3")
+    become_subreaper()
+    kvfs = os.path.abspath(args.kvfs)
+    only = set(filter(None, args.only.split(",")))
+    failed = []
+    for name, fn in CASES:
+        if only and name not in only:
+            continue
+        print("[%s] %s" % (name, fn.__doc__.strip().splitlines()[0]), flush=True)
+        ctx = Ctx(kvfs, args.backend, tempfile.mkdtemp(prefix="kvfs-dt-%s-" % name))
+        t0 = time.time()
+        try:
+            fn(ctx)
+            print("[%s] PASSED (%.1fs)" % (name, time.time() - t0), flush=True)
+        except Exception as e:  # noqa: BLE001 - report and go on with the next case
+            traceback.print_exc(limit=3)
+            print("[%s] FAILED: %s" % (name, e), flush=True)
+            failed.append(name)
+        finally:
+            ctx.cleanup()
+            shutil.rmtree(ctx.work, ignore_errors=True)
+    if failed:
+        print("daemon_test (%s): FAILED: %s" % (args.backend, ", ".join(failed)))
+        return 1
+    print("daemon_test (%s): PASSED" % args.backend)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
