@@ -30,7 +30,7 @@ fi
 
 # --- 2. sanitizer build ---
 say "configure + build $BUILD (ASan + UBSan)"
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DKVFS_SANITIZE=ON -DKVFS_BUILD_TESTS=ON >/dev/null
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKVFS_SANITIZE=ON -DKVFS_BUILD_TESTS=ON >/dev/null
 ninja -C "$BUILD" -j"$JOBS"
 
 # --- 3. S3 server ---
