@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -90,7 +92,13 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     return kExitUsage;
   }
   struct stat st;
-  if (stat(cmd.mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+  if (stat(cmd.mountpoint.c_str(), &st) != 0) {
+    // "No such file or directory" tells a typo from a directory that exists but is wrong.
+    std::fprintf(stderr, "kvfs: mount point %s: %s\n", cmd.mountpoint.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  if (!S_ISDIR(st.st_mode)) {
     std::fprintf(stderr, "kvfs: mount point %s is not a directory\n", cmd.mountpoint.c_str());
     return 1;
   }
@@ -128,7 +136,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   bool mounted = false;
   int rc = RunFuseSession(*stack.fs, cmd.mountpoint, fo, [&] {
     mounted = true;
-    spdlog::info("kvfs: {} mounted at {} (cache {} , {} bytes)", config.source, cmd.mountpoint,
+    spdlog::info("kvfs: {} mounted at {} (cache {}, {} bytes)", config.source, cmd.mountpoint,
                  config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir,
                  config.cache_size);
     if (daemon.active()) {
