@@ -103,7 +103,15 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     return 1;
   }
   Daemonizer daemon;
-  if (!cmd.foreground) daemon.Start();  // before any thread exists
+  if (!cmd.foreground) {
+    daemon.Start();  // before any thread exists
+    // From here the daemon logs to syslog: a failure reaches the user through the waiting parent,
+    // and a successful mount prints nothing (as mount(8) users expect).
+    LoggingOptions lo;
+    lo.level = cmd.debug ? "debug" : config.log_level;
+    lo.to_syslog = true;
+    (void)SetupLogging(lo);
+  }
 
   Stack stack;
   {
@@ -139,13 +147,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     spdlog::info("kvfs: {} mounted at {} (cache {}, {} bytes)", config.source, cmd.mountpoint,
                  config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir,
                  config.cache_size);
-    if (daemon.active()) {
-      LoggingOptions lo;
-      lo.level = cmd.debug ? "debug" : config.log_level;
-      lo.to_syslog = true;
-      (void)SetupLogging(lo);
-      daemon.ReportReady();
-    }
+    daemon.ReportReady();
   });
   if (!mounted && daemon.active()) {
     daemon.ReportFailure("kvfs: cannot mount " + config.source + " at " + cmd.mountpoint +
