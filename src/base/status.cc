@@ -6,21 +6,36 @@ namespace kvfs {
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kNotFound: return "NotFound";
-    case StatusCode::kAlreadyExists: return "AlreadyExists";
-    case StatusCode::kPreconditionFailed: return "PreconditionFailed";
-    case StatusCode::kPermissionDenied: return "PermissionDenied";
-    case StatusCode::kInvalidArgument: return "InvalidArgument";
-    case StatusCode::kUnavailable: return "Unavailable";
-    case StatusCode::kDeadlineExceeded: return "DeadlineExceeded";
-    case StatusCode::kDataLoss: return "DataLoss";
-    case StatusCode::kIoError: return "IoError";
-    case StatusCode::kNotSupported: return "NotSupported";
-    case StatusCode::kResourceExhausted: return "ResourceExhausted";
-    case StatusCode::kNameTooLong: return "NameTooLong";
-    case StatusCode::kCancelled: return "Cancelled";
-    case StatusCode::kInternal: return "Internal";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kNotFound:
+      return "NotFound";
+    case StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case StatusCode::kPreconditionFailed:
+      return "PreconditionFailed";
+    case StatusCode::kPermissionDenied:
+      return "PermissionDenied";
+    case StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case StatusCode::kUnavailable:
+      return "Unavailable";
+    case StatusCode::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case StatusCode::kDataLoss:
+      return "DataLoss";
+    case StatusCode::kIoError:
+      return "IoError";
+    case StatusCode::kNotSupported:
+      return "NotSupported";
+    case StatusCode::kResourceExhausted:
+      return "ResourceExhausted";
+    case StatusCode::kNameTooLong:
+      return "NameTooLong";
+    case StatusCode::kCancelled:
+      return "Cancelled";
+    case StatusCode::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }
@@ -31,15 +46,28 @@ Status Status::FromErrno(int err, const std::string& context) {
   const char* text = strerror_r(err, buf, sizeof(buf));
   StatusCode code = StatusCode::kIoError;
   switch (err) {
-    case ENOENT: code = StatusCode::kNotFound; break;
-    case EEXIST: code = StatusCode::kAlreadyExists; break;
+    case ENOENT:
+      code = StatusCode::kNotFound;
+      break;
+    case EEXIST:
+      code = StatusCode::kAlreadyExists;
+      break;
     case EACCES:
-    case EPERM: code = StatusCode::kPermissionDenied; break;
-    case EINVAL: code = StatusCode::kInvalidArgument; break;
-    case ENAMETOOLONG: code = StatusCode::kNameTooLong; break;
+    case EPERM:
+      code = StatusCode::kPermissionDenied;
+      break;
+    case EINVAL:
+      code = StatusCode::kInvalidArgument;
+      break;
+    case ENAMETOOLONG:
+      code = StatusCode::kNameTooLong;
+      break;
     case ENOSPC:
-    case EFBIG: code = StatusCode::kResourceExhausted; break;
-    default: break;
+    case EFBIG:
+      code = StatusCode::kResourceExhausted;
+      break;
+    default:
+      break;
   }
   return Status(code, context + ": " + text);
 }

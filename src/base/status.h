@@ -102,7 +102,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok() && "Result built from an OK status has no value");
     if (status_.ok()) status_ = Status::Internal("Result constructed from OK status");
@@ -129,10 +129,10 @@ class Result {
 #define KVFS_CONCAT_(a, b) KVFS_CONCAT_INNER_(a, b)
 
 // Returns the Status from the enclosing function if `expr` is not OK.
-#define KVFS_RETURN_IF_ERROR(expr)         \
-  do {                                     \
-    ::kvfs::Status kvfs_st_ = (expr);      \
-    if (!kvfs_st_.ok()) return kvfs_st_;   \
+#define KVFS_RETURN_IF_ERROR(expr)       \
+  do {                                   \
+    ::kvfs::Status kvfs_st_ = (expr);    \
+    if (!kvfs_st_.ok()) return kvfs_st_; \
   } while (0)
 
 // `lhs = value of expr`, or returns its Status. lhs may be a declaration: `auto x`.
