@@ -394,8 +394,11 @@ bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::str
     crc = ChecksumFile(fd, size);
   }
   std::vector<std::string> unlink;
-  Result<EntryPtr> r = crc.status();
-  if (crc.ok()) {
+  // A Result is never built from an OK status: take the checksum's error, or reserve.
+  Result<EntryPtr> r = Status::Internal("unset");
+  if (!crc.ok()) {
+    r = crc.status();
+  } else {
     std::lock_guard<std::mutex> l(mu_);
     r = ReserveLocked(key, size, etag, &unlink);
   }
