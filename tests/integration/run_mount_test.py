@@ -76,6 +76,10 @@ class Mount:
             self.proc.kill()
             subprocess.run(["fusermount3", "-uz", self.mnt])
             raise AssertionError("mount process did not exit after %s" % how)
+        if rc != 0:
+            # A daemon that died leaves a dead FUSE mount (ENOTCONN, which ismount() cannot see):
+            # detach it so the machine is left clean, then report.
+            subprocess.run(["fusermount3", "-uz", self.mnt], stderr=subprocess.DEVNULL)
         assert not os.path.ismount(self.mnt), "still mounted: " + self.mnt
         assert rc == 0, "mount process exit code %d" % rc
 
