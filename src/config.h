@@ -54,6 +54,9 @@ struct KvfsConfig {
   ExistsPolicy exists_policy = ExistsPolicy::kSameSizeOk;
   int metadata_cache_ttl_secs = 30;  // positive and negative lookups; also the kernel timeouts
   int fanout = 0;                    // 0: off; else hex chars of hashed prefix (1..8)
+  // Subdirectories (mkdir, keys with '/'). false: a flat chunk directory, where a missed lookup
+  // costs one HEAD instead of a HEAD and a one-key LIST.
+  bool subdirectories = true;
 
   // --- FUSE ---
   uint64_t statfs_size = 0;  // size statfs reports; 0: cache_size

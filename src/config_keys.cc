@@ -383,6 +383,8 @@ std::vector<ConfigKey> BuildTable() {
       1000, 0, 86'400));
   t.push_back(IntKey(
       "fanout", [](KvfsConfig & c) -> auto& { return c.fanout; }, 0, 8));
+  t.push_back(BoolKey(
+      "subdirectories", [](KvfsConfig & c) -> auto& { return c.subdirectories; }));
   // FUSE and process.
   t.push_back(SizeKey(
       "statfs_size", [](KvfsConfig & c) -> auto& { return c.statfs_size; }, 0, kMaxSize));

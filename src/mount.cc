@@ -37,6 +37,7 @@ FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix,
   o.exists_policy = c.exists_policy;
   o.metadata_ttl_secs = static_cast<uint32_t>(std::max(0, c.metadata_cache_ttl_secs));
   o.fanout_hex_chars = c.fanout;
+  o.subdirectories = c.subdirectories;
   o.spool_dir = spool_dir;
   o.statfs_total_bytes = c.statfs_size != 0 ? c.statfs_size : c.cache_size;
   return o;

@@ -31,9 +31,17 @@ TEST(ConfigTest, Defaults) {
   EXPECT_EQ(c.unlink_policy, UnlinkPolicy::kRemote);
   EXPECT_EQ(c.exists_policy, ExistsPolicy::kSameSizeOk);
   EXPECT_EQ(c.fanout, 0);
+  EXPECT_TRUE(c.subdirectories);
   EXPECT_TRUE(c.s3.verify_tls);
   EXPECT_TRUE(ValidateConfig(c).ok());
   EXPECT_FALSE(DefaultCacheDir().empty());
+}
+
+TEST(ConfigTest, FlatDirectory) {
+  auto c = ParseConfig("subdirectories: false\n", kFile);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->subdirectories);
+  EXPECT_FALSE(ParseConfig("subdirectories: maybe\n", kFile).ok());
 }
 
 TEST(ConfigTest, EmptyFileKeepsDefaults) {
