@@ -26,6 +26,9 @@ import time
 import traceback
 import urllib.parse
 import uuid
+
+import mount_util
+from mount_util import read_direct, skip_or_fail
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,26 +37,12 @@ PREFIX = "kv"
 STEP_TIMEOUT = 60  # seconds any single command may take before the case fails as a hang
 
 
-def skip_or_fail(reason, require_var):
-    if os.environ.get(require_var) == "1":
-        print("FAIL (%s=1): %s" % (require_var, reason))
-        sys.exit(1)
-    print("SKIP: " + reason)
-    sys.exit(77)
-
-
 def ok(msg):
     print("  ok: " + msg, flush=True)
 
 
 def expect_errno(fn, code, what):
-    try:
-        fn()
-    except OSError as e:
-        assert e.errno == code, "%s: errno %s, expected %s" % (what, e.errno, code)
-        ok("%s -> %s" % (what, errno.errorcode[code]))
-        return
-    raise AssertionError("%s: succeeded, expected %s" % (what, errno.errorcode[code]))
+    mount_util.expect_errno(fn, code, what, report=lambda m: ok(m[len("ok: "):]))
 
 
 def sha(data):
@@ -68,23 +57,6 @@ def chunk(seed, size):
 def mounted(mnt):
     with open("/proc/mounts") as f:
         return any(line.split()[1] == mnt for line in f)
-
-
-def read_direct(path):
-    """Whole file with O_DIRECT: the page cache is bypassed, every byte comes from the daemon."""
-    size = os.path.getsize(path)
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-    try:
-        buf = mmap.mmap(-1, size + mmap.PAGESIZE)
-        got = 0
-        while True:
-            n = os.preadv(fd, [memoryview(buf)[got:]], got)
-            if n == 0:
-                break
-            got += n
-        return bytes(buf[:got])
-    finally:
-        os.close(fd)
 
 
 def write_chunk(mnt, name, data):

@@ -21,29 +21,13 @@ import tempfile
 import time
 import uuid
 
+from mount_util import expect_errno, read_direct, skip_or_fail
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MIB = 1 << 20
 CHUNK = 2 * MIB
 BIG = 12 * MIB
 PREFIX = "kv/"
-
-
-def skip_or_fail(reason, require_var):
-    if os.environ.get(require_var) == "1":
-        print("FAIL (%s=1): %s" % (require_var, reason))
-        sys.exit(1)
-    print("SKIP: " + reason)
-    sys.exit(77)
-
-
-def expect_errno(fn, code, what):
-    try:
-        fn()
-    except OSError as e:
-        assert e.errno == code, "%s: errno %s, expected %s" % (what, e.errno, code)
-        print("ok: %s -> %s" % (what, errno.errorcode[code]))
-        return
-    raise AssertionError("%s: succeeded, expected %s" % (what, errno.errorcode[code]))
 
 
 class Mount:
@@ -92,23 +76,6 @@ def dump(binary, store_args):
         key, size, digest = line.rsplit(" ", 2)
         objs[key] = (int(size), digest)
     return objs
-
-
-def read_direct(path, size):
-    """Reads a whole file with O_DIRECT: the kernel page cache (kept across opens) is bypassed,
-    so every byte comes from the daemon."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-    try:
-        buf = mmap.mmap(-1, size + mmap.PAGESIZE)  # page-aligned
-        got = 0
-        while True:
-            n = os.preadv(fd, [memoryview(buf)[got:]], got)
-            if n == 0:
-                break
-            got += n
-        return bytes(buf[:got])
-    finally:
-        os.close(fd)
 
 
 def stats(mnt):
