@@ -41,7 +41,8 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
       codec_(options_.key_prefix, options_.fanout_hex_chars),
       uploader_(store_, options_),
       meta_(std::chrono::seconds(options_.metadata_ttl_secs), options_.metadata_cache_max_entries,
-            std::move(clock)) {}
+            clock),
+      listings_(store_, {.ttl = std::chrono::seconds(options_.metadata_ttl_secs)}, clock) {}
 
 Filesystem::~Filesystem() {
   std::lock_guard<std::mutex> l(mu_);
@@ -113,6 +114,10 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key) {
     node.info = e->info;
     return node;
   }
+  if (listings_.KnownMissing(key)) {
+    meta_.PutMissing(key);
+    return Status::NotFound("no such file: " + key);
+  }
   auto head = store_->Head(key);
   if (head.ok()) {
     head->key = key;
@@ -136,6 +141,7 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key) {
     }
   }
   meta_.PutMissing(key);
+  listings_.NoteMiss(key);
   return Status::NotFound("no such file: " + key);
 }
 

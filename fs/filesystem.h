@@ -49,6 +49,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fs/dir_listing_cache.h"
 #include "fs/fs_options.h"
 #include "fs/inode_table.h"
 #include "fs/local_file.h"
@@ -216,7 +217,8 @@ class Filesystem {
   Uploader uploader_;
   InodeTable inodes_;
   MetaCache meta_;
-  InvalidateFn invalidate_;  // set before the session starts
+  DirListingCache listings_;  // negative lookups from a recent directory listing
+  InvalidateFn invalidate_;   // set before the session starts
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<LocalFile>> local_files_ GUARDED_BY(mu_);

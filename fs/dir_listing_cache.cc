@@ -1,0 +1,96 @@
+#include "fs/dir_listing_cache.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+namespace kvfs {
+
+DirListingCache::DirListingCache(std::shared_ptr<ObjectStore> store, Options options,
+                                 SteadyClock clock)
+    : store_(std::move(store)), options_(options), clock_(std::move(clock)) {}
+
+DirListingCache::Time DirListingCache::Now() const {
+  return clock_ ? clock_() : std::chrono::steady_clock::now();
+}
+
+std::string DirListingCache::DirOf(const std::string& key) {
+  size_t slash = key.rfind('/');
+  return slash == std::string::npos ? std::string() : key.substr(0, slash + 1);
+}
+
+bool DirListingCache::KnownMissing(const std::string& key) {
+  if (options_.ttl.count() == 0) return false;
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = dirs_.find(DirOf(key));
+  if (it == dirs_.end() || it->second.names == nullptr) return false;
+  if (!Fresh(it->second.listed_at, Now())) return false;
+  return it->second.names->count(key) == 0;
+}
+
+void DirListingCache::NoteMiss(const std::string& key) {
+  if (options_.ttl.count() == 0) return;
+  const std::string dir = DirOf(key);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    Dir& d = dirs_[dir];
+    Time now = Now();
+    if (d.listing) return;
+    if (d.too_big && Fresh(d.listed_at, now)) return;
+    if (d.names != nullptr && Fresh(d.listed_at, now)) return;  // a listing answers already
+    if (!Fresh(d.window_start, now)) {
+      d.window_start = now;
+      d.misses = 0;
+    }
+    if (++d.misses < options_.misses_before_listing) return;
+    d.listing = true;
+  }
+  ListDir(dir);
+}
+
+void DirListingCache::ListDir(const std::string& dir) {
+  const Time started = Now();
+  auto names = std::make_shared<std::unordered_set<std::string>>();
+  bool too_big = false;
+  Status failed;
+  ListRequest req;
+  req.prefix = dir;
+  req.delimiter = "/";
+  do {
+    auto page = store_->List(req);
+    if (!page.ok()) {
+      failed = page.status();
+      break;
+    }
+    for (const ObjectInfo& o : page->objects) names->insert(o.key);
+    // A directory is looked up by its key without the trailing '/'.
+    for (const std::string& p : page->common_prefixes) names->insert(p.substr(0, p.size() - 1));
+    if (names->size() > options_.max_entries) {
+      too_big = true;
+      break;
+    }
+    req.continuation_token = page->truncated ? page->next_continuation_token : "";
+  } while (!req.continuation_token.empty());
+
+  std::lock_guard<std::mutex> l(mu_);
+  Dir& d = dirs_[dir];
+  d.listing = false;
+  d.misses = 0;
+  d.window_start = Now();
+  if (!failed.ok()) {
+    // Lookups keep asking the store, which reports its own errors; try again after more misses.
+    spdlog::warn("kvfs: listing '{}' for negative lookups failed: {}", dir, failed.ToString());
+    return;
+  }
+  ++listings_;
+  d.listed_at = started;  // conservative: names uploaded during the listing may be missing
+  d.too_big = too_big;
+  d.names = too_big ? nullptr : std::move(names);
+}
+
+uint64_t DirListingCache::listings() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return listings_;
+}
+
+}  // namespace kvfs

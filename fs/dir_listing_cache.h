@@ -1,0 +1,76 @@
+// DirListingCache answers "does this name exist?" for a directory from one recent full listing.
+// Inference engines look up many chunk names that do not exist (LMCache's MP adapter calls
+// exists() on every query, and most queries miss); without this each distinct missing name costs
+// a HEAD (and, with subdirectories, a one-key LIST). After a few such misses in one directory
+// within the TTL, the directory is listed once (paged, delimiter "/"), and until the listing is
+// TTL seconds old a name absent from it is reported missing without a request.
+//
+// Visibility is the same as for cached negative lookups: a chunk another node uploads after the
+// listing appears within the TTL. Names this mount creates are cached positively by the
+// filesystem (checked first) for longer than any listing made before them lives, so they are never
+// hidden by it. Directories over max_entries are not listed (their misses keep costing a HEAD).
+//
+// Thread-safe: one internal mutex (a leaf lock); listings run outside it, at most one per
+// directory at a time (other threads meanwhile ask the store as before).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "fs/meta_cache.h"
+#include "objstore/object_store.h"
+#include "src/base/thread_annotations.h"
+
+namespace kvfs {
+
+class DirListingCache {
+ public:
+  struct Options {
+    std::chrono::seconds ttl{30};   // 0: off
+    size_t max_entries = 100000;    // larger directories are not listed
+    int misses_before_listing = 8;  // misses in one directory within a TTL that trigger a listing
+  };
+
+  DirListingCache(std::shared_ptr<ObjectStore> store, Options options, SteadyClock clock = {});
+
+  // The directory part of a key: everything up to and including the last '/', or "".
+  static std::string DirOf(const std::string& key);
+
+  // True when a listing of DirOf(key) younger than the TTL exists and `key` (as a file or as a
+  // directory) is not in it.
+  bool KnownMissing(const std::string& key) EXCLUDES(mu_);
+
+  // Records that a lookup of `key` missed at the cost of a request. Once enough misses in its
+  // directory have accumulated, lists the directory in the calling thread.
+  void NoteMiss(const std::string& key) EXCLUDES(mu_);
+
+  // Counters for tests and stats.
+  uint64_t listings() const EXCLUDES(mu_);
+
+ private:
+  using Time = std::chrono::steady_clock::time_point;
+  struct Dir {
+    int misses = 0;
+    Time window_start{};
+    bool listing = false;  // a listing is being made
+    bool too_big = false;  // last attempt found more than max_entries
+    Time listed_at{};      // start of the listing that `names` holds (or of the too-big attempt)
+    std::shared_ptr<const std::unordered_set<std::string>> names;
+  };
+  Time Now() const;
+  bool Fresh(Time t, Time now) const { return now - t < options_.ttl; }
+  void ListDir(const std::string& dir) EXCLUDES(mu_);
+
+  const std::shared_ptr<ObjectStore> store_;
+  const Options options_;
+  const SteadyClock clock_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Dir> dirs_ GUARDED_BY(mu_);
+  uint64_t listings_ GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace kvfs

@@ -1,0 +1,81 @@
+#include "fs/dir_listing_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/fakes/memory_store.h"
+
+namespace kvfs {
+namespace {
+
+using std::chrono::seconds;
+
+class DirListingCacheTest : public ::testing::Test {
+ protected:
+  DirListingCache Make(size_t max_entries = 100000) {
+    DirListingCache::Options o;
+    o.ttl = seconds(30);
+    o.max_entries = max_entries;
+    o.misses_before_listing = 3;
+    return DirListingCache(store_, o, [this] { return now_; });
+  }
+  std::shared_ptr<MemoryStore> store_ = std::make_shared<MemoryStore>();
+  std::chrono::steady_clock::time_point now_ = std::chrono::steady_clock::time_point() + seconds(1);
+};
+
+TEST_F(DirListingCacheTest, DirOf) {
+  EXPECT_EQ(DirListingCache::DirOf("a"), "");
+  EXPECT_EQ(DirListingCache::DirOf("p/a"), "p/");
+  EXPECT_EQ(DirListingCache::DirOf("p/q/a"), "p/q/");
+}
+
+TEST_F(DirListingCacheTest, MissesTriggerOneListingThenAnswerLocally) {
+  store_->PutObject("p/present", "x");
+  store_->PutObject("p/sub/deeper", "y");
+  DirListingCache c = Make();
+  EXPECT_FALSE(c.KnownMissing("p/m1"));  // nothing listed yet: ask the store
+  c.NoteMiss("p/m1");
+  c.NoteMiss("p/m2");
+  EXPECT_EQ(store_->counters().list.load(), 0u);
+  c.NoteMiss("p/m3");
+  EXPECT_EQ(store_->counters().list.load(), 1u);
+  EXPECT_EQ(c.listings(), 1u);
+  EXPECT_TRUE(c.KnownMissing("p/m4"));
+  EXPECT_FALSE(c.KnownMissing("p/present"));  // a file
+  EXPECT_FALSE(c.KnownMissing("p/sub"));      // a directory
+  EXPECT_FALSE(c.KnownMissing("q/other"));    // another directory was never listed
+  c.NoteMiss("p/m5");                         // answered by the fresh listing: no new LIST
+  EXPECT_EQ(store_->counters().list.load(), 1u);
+}
+
+TEST_F(DirListingCacheTest, ChunksOfOtherNodesAppearWithinTheTtl) {
+  DirListingCache c = Make();
+  for (int i = 0; i < 3; ++i) c.NoteMiss("p/m" + std::to_string(i));
+  store_->PutObject("p/late", "z");  // uploaded by another node after the listing
+  EXPECT_TRUE(c.KnownMissing("p/late"));
+  now_ += seconds(30);
+  EXPECT_FALSE(c.KnownMissing("p/late"));  // listing expired: the store is asked again
+}
+
+TEST_F(DirListingCacheTest, LargeDirectoriesAreNotListed) {
+  for (int i = 0; i < 5; ++i) store_->PutObject("p/k" + std::to_string(i), "x");
+  DirListingCache c = Make(/*max_entries=*/3);
+  for (int i = 0; i < 3; ++i) c.NoteMiss("p/m" + std::to_string(i));
+  EXPECT_FALSE(c.KnownMissing("p/m9"));
+  uint64_t lists = store_->counters().list.load();
+  for (int i = 0; i < 10; ++i) c.NoteMiss("p/n" + std::to_string(i));
+  EXPECT_EQ(store_->counters().list.load(), lists);  // not retried within the TTL
+}
+
+TEST_F(DirListingCacheTest, ZeroTtlDisables) {
+  DirListingCache::Options o;
+  o.ttl = seconds(0);
+  DirListingCache c(store_, o);
+  for (int i = 0; i < 20; ++i) c.NoteMiss("p/m" + std::to_string(i));
+  EXPECT_FALSE(c.KnownMissing("p/x"));
+  EXPECT_EQ(store_->counters().list.load(), 0u);
+}
+
+}  // namespace
+}  // namespace kvfs
