@@ -39,17 +39,16 @@ Status PwriteAll(int fd, const std::string& data, uint64_t off) {
 
 // ---- EntryRef / FillRef ----
 
-EntryRef& EntryRef::operator=(EntryRef&& o) noexcept {
-  if (this != &o) {
-    Reset();
-    cache_ = o.cache_;
-    entry_ = std::move(o.entry_);
-    fd_ = o.fd_;
-    o.entry_.reset();
-    o.fd_ = -1;
-  }
-  return *this;
+void EntryHandle::TakeFrom(EntryHandle& o) noexcept {
+  cache_ = o.cache_;
+  entry_ = std::move(o.entry_);
+  fd_ = o.fd_;
+  o.entry_.reset();
+  o.fd_ = -1;
 }
+
+uint64_t EntryHandle::size() const { return entry_->size; }
+const std::string& EntryHandle::key() const { return entry_->key; }
 
 void EntryRef::Reset() {
   if (entry_ == nullptr) return;
@@ -59,21 +58,7 @@ void EntryRef::Reset() {
   fd_ = -1;
 }
 
-uint64_t EntryRef::size() const { return entry_->size; }
-const std::string& EntryRef::key() const { return entry_->key; }
 const std::string& EntryRef::etag() const { return entry_->etag; }
-
-FillRef& FillRef::operator=(FillRef&& o) noexcept {
-  if (this != &o) {
-    Reset();
-    cache_ = o.cache_;
-    entry_ = std::move(o.entry_);
-    fd_ = o.fd_;
-    o.entry_.reset();
-    o.fd_ = -1;
-  }
-  return *this;
-}
 
 void FillRef::Reset() {
   if (entry_ == nullptr) return;
@@ -81,9 +66,6 @@ void FillRef::Reset() {
   entry_.reset();
   fd_ = -1;
 }
-
-uint64_t FillRef::size() const { return entry_->size; }
-const std::string& FillRef::key() const { return entry_->key; }
 
 Result<EntryRef> FillRef::Commit(std::optional<uint32_t> crc) {
   if (entry_ == nullptr) return Status::Internal("Commit of an empty FillRef");

@@ -60,47 +60,69 @@ struct CacheStats {
   uint64_t verify_failures = 0;  // recovered entries whose checksum failed (dropped)
 };
 
-// A pinned, complete entry. Move-only; unpins and closes its fd on destruction. The fd is open
-// for reading; [0, size) of it is the object's content. Thread-compatible (the fd itself may be
-// read from many threads with pread).
-class EntryRef {
+// What EntryRef and FillRef share: the cache, the entry they hold and an open fd on its file.
+// Moving transfers all three; what releasing means (unpin, or abort the fill) is the subclass's.
+// Thread-compatible.
+class EntryHandle {
  public:
-  EntryRef() = default;
-  EntryRef(EntryRef&& o) noexcept { *this = std::move(o); }
-  EntryRef& operator=(EntryRef&& o) noexcept;
-  ~EntryRef() { Reset(); }
-  void Reset();
-
   bool valid() const { return entry_ != nullptr; }
   int fd() const { return fd_; }
   uint64_t size() const;
   const std::string& key() const;
-  const std::string& etag() const;
 
- private:
-  friend class ChunkCache;
-  EntryRef(ChunkCache* c, std::shared_ptr<CacheEntry> e, int fd)
+ protected:
+  EntryHandle() = default;
+  EntryHandle(ChunkCache* c, std::shared_ptr<CacheEntry> e, int fd)
       : cache_(c), entry_(std::move(e)), fd_(fd) {}
+  ~EntryHandle() = default;
+  // Takes o's cache, entry and fd, leaving o empty. The caller has released its own first.
+  void TakeFrom(EntryHandle& o) noexcept;
+
   ChunkCache* cache_ = nullptr;
   std::shared_ptr<CacheEntry> entry_;
   int fd_ = -1;
 };
 
+// A pinned, complete entry. Move-only; unpins and closes its fd on destruction. The fd is open
+// for reading; [0, size) of it is the object's content. Thread-compatible (the fd itself may be
+// read from many threads with pread).
+class EntryRef : public EntryHandle {
+ public:
+  EntryRef() = default;
+  EntryRef(EntryRef&& o) noexcept { TakeFrom(o); }
+  EntryRef& operator=(EntryRef&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      TakeFrom(o);
+    }
+    return *this;
+  }
+  ~EntryRef() { Reset(); }
+  void Reset();
+
+  const std::string& etag() const;
+
+ private:
+  friend class ChunkCache;
+  using EntryHandle::EntryHandle;
+};
+
 // A reserved entry being filled: write [0, size) into fd() with pwrite (the file is already
 // `size` bytes long, sparse), then Commit. Dropping it uncommitted removes the file and frees
 // the reservation. Move-only; thread-compatible (the fd may be written from many threads).
-class FillRef {
+class FillRef : public EntryHandle {
  public:
   FillRef() = default;
-  FillRef(FillRef&& o) noexcept { *this = std::move(o); }
-  FillRef& operator=(FillRef&& o) noexcept;
+  FillRef(FillRef&& o) noexcept { TakeFrom(o); }
+  FillRef& operator=(FillRef&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      TakeFrom(o);
+    }
+    return *this;
+  }
   ~FillRef() { Reset(); }
   void Reset();  // abort if not committed
-
-  bool valid() const { return entry_ != nullptr; }
-  int fd() const { return fd_; }
-  uint64_t size() const;
-  const std::string& key() const;
 
   // Records the trailer (key, size, etag, checksum) and renames the file into place, making the
   // entry visible to Lookup. `crc`: the CRC32C of the content if the caller computed it while
@@ -110,11 +132,7 @@ class FillRef {
 
  private:
   friend class ChunkCache;
-  FillRef(ChunkCache* c, std::shared_ptr<CacheEntry> e, int fd)
-      : cache_(c), entry_(std::move(e)), fd_(fd) {}
-  ChunkCache* cache_ = nullptr;
-  std::shared_ptr<CacheEntry> entry_;
-  int fd_ = -1;
+  using EntryHandle::EntryHandle;
 };
 
 class ChunkCache {
