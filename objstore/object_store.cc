@@ -1,6 +1,7 @@
 #include "objstore/object_store.h"
 
 #include <future>
+#include <memory>
 
 namespace kvfs {
 
@@ -12,6 +13,23 @@ Result<uint64_t> ObjectStore::Get(const GetRequest& req, char* dst) {
   auto f = p.get_future();
   GetAsync(req, dst, [&p](Result<uint64_t> r) { p.set_value(std::move(r)); });
   return f.get();
+}
+
+void ObjectStore::GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) {
+  if (req.length == GetRequest::kToEnd) {
+    done(Status::InvalidArgument("GET " + req.key + ": this store needs the length of a range"));
+    return;
+  }
+  // shared_ptr: std::function needs a copyable callback.
+  auto buf = std::shared_ptr<char[]>(new char[req.length]);
+  GetAsync(req, buf.get(),
+           [buf, sink = std::move(sink), done = std::move(done)](Result<uint64_t> got) {
+             if (got.ok() && *got > 0) {
+               Status st = sink(buf.get(), *got);
+               if (!st.ok()) return done(std::move(st));
+             }
+             done(std::move(got));
+           });
 }
 
 Result<ObjectInfo> ObjectStore::Put(const std::string& key, const Body& body,

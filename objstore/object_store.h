@@ -88,6 +88,12 @@ class ObjectStore {
   using GetCallback = std::function<void(Result<uint64_t> bytes_read)>;
   using PutCallback = std::function<void(Result<ObjectInfo> info)>;
   using PartCallback = std::function<void(Result<std::string> etag)>;
+  // Receives a GET's bytes in order: each call holds the `n` bytes that follow those already
+  // delivered (from req.offset on, across resumed attempts). Runs on the store's I/O thread (or
+  // inline) and holds up the store's other transfers while it runs, so it must be quick (a write
+  // to a local file is the intended use). A non-OK return stops the GET, which then completes
+  // with that status.
+  using GetSink = std::function<Status(const char* data, size_t n)>;
 
   virtual ~ObjectStore() = default;
 
@@ -109,6 +115,13 @@ class ObjectStore {
   // the bytes delivered are always the object's bytes, never a mix of two versions when if_match
   // is set (kPreconditionFailed if it changed).
   virtual void GetAsync(const GetRequest& req, char* dst, GetCallback done) = 0;
+
+  // GetAsync, but the bytes go to `sink` as they arrive rather than into one buffer, so the caller
+  // can use the first bytes (write them to a file, answer a reader) before the last have come,
+  // and holds no buffer of its own. `done` gets the number of bytes delivered. The default, for
+  // stores that cannot stream, reads the whole range into a temporary buffer and delivers it in
+  // one call; it needs a known req.length.
+  virtual void GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done);
 
   // Whole-object write: the object appears atomically when the call succeeds.
   virtual void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,

@@ -21,6 +21,9 @@ class StoreWrapper : public ObjectStore {
   void GetAsync(const GetRequest& req, char* dst, GetCallback done) override {
     target_->GetAsync(req, dst, std::move(done));
   }
+  void GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) override {
+    target_->GetStreamAsync(req, std::move(sink), std::move(done));
+  }
   void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
                 PutCallback done) override {
     target_->PutAsync(key, body, opts, std::move(done));

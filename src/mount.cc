@@ -47,10 +47,6 @@ CachedReaderOptions MakeReaderOptions(const KvfsConfig& c) {
   CachedReaderOptions o;
   o.part_size = c.get_part_size;
   o.max_parallel_parts = std::clamp(c.s3.max_inflight, 1, 8);
-  // Part buffers: at most the parts in flight of a few downloads at once; this is the daemon's
-  // main memory cost and what keeps RSS bounded however many bytes pass through.
-  o.max_buffer_memory = std::max<uint64_t>(c.get_part_size * 2,
-                                           std::min<uint64_t>(256ull << 20, c.get_part_size * 16));
   return o;
 }
 

@@ -19,7 +19,6 @@ std::string FormatStats(const ReaderStats& r, const CacheStats& c) {
       {"kvfs_get_parts_in_flight", r.parts_in_flight},
       {"kvfs_download_failures", r.fetch_failures},
       {"kvfs_read_errors", r.read_errors},
-      {"kvfs_part_buffers", r.buffers_allocated},
       {"kvfs_cache_entries", c.entries},
       {"kvfs_cache_bytes", c.bytes},
       {"kvfs_cache_capacity_bytes", c.capacity},

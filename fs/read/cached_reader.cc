@@ -9,15 +9,10 @@ namespace kvfs {
 
 CachedReader::CachedReader(std::shared_ptr<ObjectStore> store, ChunkCache* cache,
                            CachedReaderOptions opts)
-    : store_(std::move(store)),
-      cache_(cache),
-      opts_(opts),
-      pool_(std::max<uint64_t>(opts.part_size, 1),
-            static_cast<size_t>(opts.max_buffer_memory / std::max<uint64_t>(opts.part_size, 1))),
-      workers_(opts.write_threads) {}
+    : store_(std::move(store)), cache_(cache), opts_(opts), workers_(opts.write_threads) {}
 
 CachedReader::~CachedReader() {
-  // Downloads still running reference the pool and the write threads: let them end first.
+  // Downloads still running reference the write threads and the counters: let them end first.
   std::unique_lock<std::mutex> l(mu_);
   drained_cv_.wait(l, [this] { return counters_.fetches_in_flight.load() == 0; });
   fetches_.clear();
@@ -52,7 +47,8 @@ Result<std::unique_ptr<ReadHandle>> CachedReader::Open(const std::string& key,
   info.key = key;
   if (cache_ == nullptr || info.size > cache_->capacity()) return Stream(info);
 
-  FetchContext ctx{store_.get(), &pool_, &workers_, &counters_, this, opts_.max_parallel_parts};
+  FetchContext ctx{store_.get(), opts_.part_size,         &workers_, &counters_,
+                   this,         opts_.max_parallel_parts};
   // A few rounds cover the races between a lookup and a download that commits meanwhile.
   for (int attempt = 0; attempt < 3; attempt++) {
     bool mismatch = false;
@@ -137,7 +133,6 @@ ReaderStats CachedReader::Stats() const {
   s.parts_in_flight = counters_.parts_in_flight;
   s.fetch_failures = counters_.fetch_failures;
   s.read_errors = counters_.read_errors;
-  s.buffers_allocated = pool_.allocated();
   return s;
 }
 

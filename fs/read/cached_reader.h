@@ -5,11 +5,11 @@
 // cannot be cached (bigger than the cache, no cache, cache full of pinned entries) are streamed:
 // each read is parallel ranged GETs into the caller's buffer.
 //
-// Memory: downloads hold at most max_buffer_memory bytes of part buffers in total (rounded down to
-// whole parts, at least one); streaming reads use only the caller's buffer.
+// Memory: downloads hold no part in memory (each GET streams into the cache file), so their cost
+// is the store's transfer buffers; streaming reads use only the caller's buffer.
 //
 // Thread-safe. Lock order: CachedReader::mu_ is a leaf (held only to look up or change the table
-// of downloads); ObjectFetch::mu_ -> PartBufferPool::mu_; ChunkCache::mu_ is a leaf.
+// of downloads); ObjectFetch::mu_ and ChunkCache::mu_ are leaves.
 // All handles must be closed before the reader is destroyed; the destructor waits for downloads
 // still running.
 #pragma once
@@ -24,7 +24,6 @@
 #include "cache/chunk_cache.h"
 #include "fs/read/chunk_reader.h"
 #include "fs/read/fetch_context.h"
-#include "fs/read/part_buffer_pool.h"
 #include "fs/read/work_pool.h"
 #include "objstore/object_store.h"
 #include "src/base/thread_annotations.h"
@@ -36,9 +35,7 @@ struct CachedReaderOptions {
   uint64_t part_size = 16ull << 20;
   // Ranged GETs in flight per object (download or streamed read).
   int max_parallel_parts = 8;
-  // Part buffers of all downloads together.
-  uint64_t max_buffer_memory = 256ull << 20;
-  // Threads that write downloaded parts into cache files and checksum them.
+  // Threads that finish downloaded parts and commit complete downloads to the cache.
   int write_threads = 2;
 };
 
@@ -55,7 +52,6 @@ struct ReaderStats {
   uint64_t parts_in_flight = 0;
   uint64_t fetch_failures = 0;
   uint64_t read_errors = 0;
-  uint64_t buffers_allocated = 0;  // part buffers in existence (x part_size = their memory)
 };
 
 class CachedReader : public ChunkReader, private FetchOwner {
@@ -87,13 +83,12 @@ class CachedReader : public ChunkReader, private FetchOwner {
   ChunkCache* const cache_;
   const CachedReaderOptions opts_;
   ReaderCounters counters_;
-  PartBufferPool pool_;
 
   mutable std::mutex mu_;
   std::condition_variable drained_cv_;
   std::unordered_map<std::string, std::shared_ptr<ObjectFetch>> fetches_ GUARDED_BY(mu_);
 
-  WorkPool workers_;  // last: destroyed (joined) first, before the pool it uses
+  WorkPool workers_;  // last: destroyed (joined) first
 };
 
 }  // namespace kvfs

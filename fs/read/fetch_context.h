@@ -1,12 +1,11 @@
-// What the downloads of a CachedReader share: the store, the part buffers, the write threads,
-// the counters, and the owner to tell when a download ends.
+// What the downloads of a CachedReader share: the store, the worker threads, the counters, and
+// the owner to tell when a download ends.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <string>
 
-#include "fs/read/part_buffer_pool.h"
 #include "fs/read/work_pool.h"
 #include "objstore/object_store.h"
 
@@ -42,7 +41,7 @@ class FetchOwner {
 
 struct FetchContext {
   ObjectStore* store = nullptr;
-  PartBufferPool* pool = nullptr;  // its buffer_size() is the part size
+  uint64_t part_size = 16ull << 20;  // bytes per ranged GET
   WorkPool* workers = nullptr;
   ReaderCounters* counters = nullptr;
   FetchOwner* owner = nullptr;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "cache/crc32c.h"
@@ -33,10 +34,12 @@ ObjectFetch::ObjectFetch(const FetchContext& ctx, std::string key, ObjectInfo in
     : ctx_(ctx),
       key_(std::move(key)),
       info_(std::move(info)),
-      part_size_(ctx.pool->buffer_size()),
+      part_size_(std::max<uint64_t>(ctx.part_size, 1)),
       nparts_((info_.size + part_size_ - 1) / part_size_),
       probe_(info_.etag.empty()),
       parts_(nparts_, PartState::kPending),
+      have_(nparts_, 0),
+      wake_at_(nparts_, kNoWaiter),
       part_crc_(nparts_, 0) {}
 
 ObjectFetch::~ObjectFetch() {
@@ -104,7 +107,6 @@ size_t ObjectFetch::NextPartLocked() {
 void ObjectFetch::Pump() {
   for (;;) {
     size_t part = kNone;
-    char* buf = nullptr;
     GetRequest req;
     req.key = key_;
     req.if_match = info_.etag;
@@ -120,8 +122,6 @@ void ObjectFetch::Pump() {
         if (inflight_ >= ctx_.max_parallel_parts) return;
         part = NextPartLocked();
         if (part == kNone) return;
-        buf = ctx_.pool->Acquire(weak_from_this());
-        if (buf == nullptr) return;  // called back by the pool when a buffer frees up
         parts_[part] = PartState::kInFlight;
         req.offset = PartOffset(part);
         req.length = PartLength(part);
@@ -130,17 +130,45 @@ void ObjectFetch::Pump() {
     }
     ctx_.counters->parts_in_flight++;
     ctx_.counters->get_requests++;
-    char* dst = buf != nullptr ? buf : probe_byte_;
-    // The callback runs on the store's I/O thread (or inline): hand the part to a write thread.
-    ctx_.store->GetAsync(req, dst, [self = shared_from_this(), part, buf](Result<uint64_t> got) {
-      self->ctx_.workers->Post(
-          [self, part, buf, got = std::move(got)] { self->OnPartDone(part, buf, got); });
-    });
+    auto progress = std::make_shared<PartProgress>();
+    auto self = shared_from_this();
+    ctx_.store->GetStreamAsync(
+        req,
+        [self, part, progress](const char* data, size_t n) {
+          return self->OnBytes(part, progress.get(), data, n);
+        },
+        // Runs on the store's I/O thread (or inline): the rest happens on a worker.
+        [self, part, progress](Result<uint64_t> got) {
+          self->ctx_.workers->Post([self, part, progress, got = std::move(got)] {
+            self->OnPartDone(part, *progress, got);
+          });
+        });
   }
 }
 
-Status ObjectFetch::CheckAndWrite(size_t part, const char* buf, const Result<uint64_t>& got,
-                                  uint32_t* crc) {
+Status ObjectFetch::OnBytes(size_t part, PartProgress* progress, const char* data, size_t n) {
+  if (stopped_.load(std::memory_order_relaxed)) {
+    return Status::Cancelled("download of " + key_ + " stopped");
+  }
+  if (part == nparts_) {  // the probe past the end: only counted
+    progress->received += n;
+    return Status::OK();
+  }
+  KVFS_RETURN_IF_ERROR(PwriteAll(fd_, data, n, PartOffset(part) + progress->received)
+                           .Annotate("cache fill of " + key_));
+  progress->crc = Crc32c(progress->crc, data, n);  // the bytes are still in the CPU cache
+  progress->received += n;
+  ctx_.counters->bytes_from_store += n;
+  std::lock_guard<std::mutex> l(mu_);
+  have_[part] = progress->received;
+  if (progress->received >= wake_at_[part]) {
+    wake_at_[part] = kNoWaiter;
+    cv_.notify_all();
+  }
+  return Status::OK();
+}
+
+Status ObjectFetch::CheckPart(size_t part, const Result<uint64_t>& got) const {
   if (part == nparts_) {  // the probe past the end
     if (!got.ok()) return got.status().Annotate("GET " + key_ + " past its listed end");
     if (*got != 0) {
@@ -157,40 +185,31 @@ Status ObjectFetch::CheckAndWrite(size_t part, const char* buf, const Result<uin
                             std::to_string(info_.size) + ": GET " + Range(off, len) + " returned " +
                             std::to_string(*got) + " bytes");
   }
-  ctx_.counters->bytes_from_store += len;
-  KVFS_RETURN_IF_ERROR(PwriteAll(fd_, buf, len, off).Annotate("cache fill of " + key_));
-  *crc = Crc32c(0, buf, len);
   return Status::OK();
 }
 
-void ObjectFetch::OnPartDone(size_t part, char* buf, Result<uint64_t> got) {
-  bool running;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    running = state_ == State::kRunning;
-  }
-  uint32_t crc = 0;
-  // After a failure the remaining parts are only drained: their bytes are not wanted.
-  Status st = running ? CheckAndWrite(part, buf, got, &crc) : Status::OK();
-  if (buf != nullptr) ctx_.pool->Release(buf);
+void ObjectFetch::OnPartDone(size_t part, const PartProgress& progress, Result<uint64_t> got) {
   ctx_.counters->parts_in_flight--;
-
   bool failed_now = false, finish = false, drained = false;
+  Status st;
   FillRef to_drop;
   {
     std::lock_guard<std::mutex> l(mu_);
     inflight_--;
+    // After a failure the remaining parts are only drained: their bytes are not wanted.
+    if (state_ == State::kRunning) st = CheckPart(part, got);
     if (state_ == State::kRunning) {
       if (!st.ok()) {
         state_ = State::kFailed;
         error_ = st;
+        stopped_ = true;
         to_drop = std::move(fill_);
         failed_now = true;
       } else if (part == nparts_) {
         probe_done_ = true;
       } else {
         parts_[part] = PartState::kDone;
-        part_crc_[part] = crc;
+        part_crc_[part] = progress.crc;
         done_++;
       }
       if (state_ == State::kRunning && done_ == nparts_ && (!probe_ || probe_done_)) {
@@ -267,15 +286,24 @@ Status ObjectFetch::WaitFor(uint64_t offset, uint64_t length) {
     Pump();
     l.lock();
   }
-  cv_.wait(l, [&] {
-    if (state_ == State::kFailed || state_ == State::kAbandoned) return true;
-    for (size_t p = first; p <= last; p++) {
-      if (parts_[p] != PartState::kDone) return false;
+  for (;;) {
+    if (state_ == State::kFailed || state_ == State::kAbandoned) return error_;
+    if (state_ == State::kStarting) {
+      cv_.wait(l);
+      continue;
     }
-    return true;
-  });
-  if (state_ == State::kFailed || state_ == State::kAbandoned) return error_;
-  return Status::OK();
+    bool ready = true;
+    for (size_t p = first; p <= last; p++) {
+      // Bytes of part p this read needs, counted from the part's start.
+      const uint64_t need = std::min(end, PartOffset(p) + PartLength(p)) - PartOffset(p);
+      if (have_[p] < need) {
+        ready = false;
+        wake_at_[p] = std::min(wake_at_[p], need);
+      }
+    }
+    if (ready) return Status::OK();
+    cv_.wait(l);
+  }
 }
 
 }  // namespace kvfs

@@ -1,23 +1,27 @@
 // ObjectFetch: the one download of one object into a cache fill, shared by every handle that
 // opened the object while it runs (single flight).
 //
-// The object is cut into parts of the pool's buffer size. Up to max_parallel_parts ranged GETs
-// run at once (fewer when the shared buffer pool is exhausted), each with If-Match on the ETag
-// when it is known. A finished GET is handed to the write threads, which pwrite the part into the
-// fill file, checksum it, and mark it done; readers wait only for the parts their range covers,
-// and a reader waiting on a part not yet requested moves it to the front of the queue. When all
-// parts are in, the per-part CRCs are combined and the fill is committed (no second pass).
+// The object is cut into parts of ctx.part_size. Up to max_parallel_parts ranged GETs run at
+// once, each with If-Match on the ETag when it is known. Each GET streams: its bytes are written
+// into the fill file at their offset and checksummed as they arrive, while they are still in the
+// CPU cache, on the store's I/O thread (GetStreamAsync). No part is held in memory, and a reader
+// waits only for the bytes its range covers - not for whole parts - so the reply to the engine
+// overlaps the download. A reader waiting on a part not yet requested moves it to the front of
+// the queue. When all parts are in, the per-part CRCs are combined and the fill is committed (no
+// second pass over the bytes).
 //
-// Any failed part (after the store's own retries), a short part (object smaller than listed), or
-// an object larger than listed (checked by a 1-byte GET past the end when the ETag is unknown)
-// fails the whole fetch: readers get the error, the partial fill is dropped, and the owner
-// forgets the fetch so that the next Open starts a fresh one. Bytes are never mixed: a part
-// either arrives whole from the version named by the ETag or fails.
+// Any failed part (after the store's own retries and resumes), a short part (object smaller than
+// listed), or an object larger than listed (checked by a 1-byte GET past the end when the ETag is
+// unknown) fails the whole fetch: readers get the error, the partial fill is dropped, and the
+// owner forgets the fetch so that the next Open starts a fresh one. Bytes are never mixed: every
+// byte written comes from the version named by the ETag (resumed GETs keep If-Match), and bytes a
+// reader saw before a failure were the object's bytes.
 //
-// Thread-safe. Lock order: mu_, then PartBufferPool's lock. No lock is held while calling the
-// store, the cache, or the owner.
+// Thread-safe. mu_ is a leaf lock. No lock is held while calling the store, the cache, or the
+// owner. Lock order with the store: the store's sink and done callbacks take mu_ briefly.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -34,10 +38,10 @@
 
 namespace kvfs {
 
-class ObjectFetch : public BufferWaiter, public std::enable_shared_from_this<ObjectFetch> {
+class ObjectFetch : public std::enable_shared_from_this<ObjectFetch> {
  public:
   ObjectFetch(const FetchContext& ctx, std::string key, ObjectInfo info);
-  ~ObjectFetch() override;
+  ~ObjectFetch();
 
   const std::string& key() const { return key_; }
   // Same object version: same size, and same ETag when both are known.
@@ -56,23 +60,30 @@ class ObjectFetch : public BufferWaiter, public std::enable_shared_from_this<Obj
   int fd() const { return fd_; }
   uint64_t size() const { return info_.size; }
 
-  void OnBufferAvailable() override { Pump(); }
-
  private:
   enum class State { kStarting, kRunning, kComplete, kFailed, kAbandoned };
   enum class PartState : uint8_t { kPending, kInFlight, kDone };
   static constexpr size_t kNone = static_cast<size_t>(-1);
+  static constexpr uint64_t kNoWaiter = UINT64_MAX;
+  // What one GET has delivered so far. Touched only by that GET's sink and done callbacks,
+  // which the store runs one after another.
+  struct PartProgress {
+    uint64_t received = 0;
+    uint32_t crc = 0;
+  };
 
   uint64_t PartOffset(size_t p) const { return p * part_size_; }
   uint64_t PartLength(size_t p) const;
-  // Issues GETs while parallelism and buffers allow.
+  // Issues GETs while parallelism allows.
   void Pump() EXCLUDES(mu_);
   size_t NextPartLocked() REQUIRES(mu_);
-  // On a write thread: check, write and checksum one finished GET (part == nparts_: the probe).
-  void OnPartDone(size_t part, char* buf, Result<uint64_t> got) EXCLUDES(mu_);
-  Status CheckAndWrite(size_t part, const char* buf, const Result<uint64_t>& got, uint32_t* crc);
+  // On the store's I/O thread: write and checksum the next bytes of `part`.
+  Status OnBytes(size_t part, PartProgress* progress, const char* data, size_t n) EXCLUDES(mu_);
+  // On a worker thread: the GET of `part` ended (part == nparts_: the probe).
+  void OnPartDone(size_t part, const PartProgress& progress, Result<uint64_t> got) EXCLUDES(mu_);
+  Status CheckPart(size_t part, const Result<uint64_t>& got) const;
   bool DrainedLocked() REQUIRES(mu_);
-  // On a write thread, after the last part: commit the fill.
+  // On a worker thread, after the last part: commit the fill.
   void Finish() EXCLUDES(mu_);
 
   const FetchContext ctx_;
@@ -82,13 +93,18 @@ class ObjectFetch : public BufferWaiter, public std::enable_shared_from_this<Obj
   const size_t nparts_;
   const bool probe_;  // ETag unknown: also check that nothing lies past info_.size
   int fd_ = -1;       // our own dup of the fill's fd: stays valid when the fill is dropped
-  char probe_byte_[1] = {0};
+  // Set once the fetch has failed: sinks stop writing (read without mu_ on the I/O thread).
+  std::atomic<bool> stopped_{false};
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   State state_ GUARDED_BY(mu_) = State::kStarting;
   Status error_ GUARDED_BY(mu_);
   std::vector<PartState> parts_ GUARDED_BY(mu_);
+  std::vector<uint64_t> have_ GUARDED_BY(mu_);  // bytes of each part written to fd_, from its start
+  // Per part, the smallest `have_` a waiting reader needs; the sink wakes readers only when it
+  // gets there, not on every piece of every part.
+  std::vector<uint64_t> wake_at_ GUARDED_BY(mu_);
   std::vector<uint32_t> part_crc_ GUARDED_BY(mu_);
   std::deque<size_t> urgent_ GUARDED_BY(mu_);  // parts a reader waits for
   size_t next_ GUARDED_BY(mu_) = 0;            // in-order scan position

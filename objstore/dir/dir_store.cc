@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <ctime>
 #include <memory>
+#include <vector>
 
 #include "objstore/dir/dir_file_util.h"
 #include "objstore/dir/dir_key_codec.h"
@@ -159,7 +160,7 @@ Result<ObjectInfo> DirStore::Head(const std::string& key) {
   return InfoFromStat(key, st);
 }
 
-Result<uint64_t> DirStore::GetSync(const GetRequest& req, char* dst) {
+Result<uint64_t> DirStore::GetSync(const GetRequest& req, const RangeReader& read) {
   KVFS_ASSIGN_OR_RETURN(std::string path, ObjectPath(req.key));
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -180,7 +181,7 @@ Result<uint64_t> DirStore::GetSync(const GetRequest& req, char* dst) {
   if (req.offset >= size) return uint64_t{0};
   uint64_t want = std::min(req.length, size - req.offset);
   // The file behind fd never changes (writers replace it by rename), so a short read is damage.
-  KVFS_ASSIGN_OR_RETURN(uint64_t got, PreadFull(fd, dst, req.offset, want, Quote(req.key)));
+  KVFS_ASSIGN_OR_RETURN(uint64_t got, read(fd, req.offset, want));
   if (got != want) {
     return Status::DataLoss("object " + Quote(req.key) + " in " + Describe() + " is shorter (" +
                             std::to_string(req.offset + got) + " bytes) than its size " +
@@ -190,7 +191,26 @@ Result<uint64_t> DirStore::GetSync(const GetRequest& req, char* dst) {
 }
 
 void DirStore::GetAsync(const GetRequest& req, char* dst, GetCallback done) {
-  done(GetSync(req, dst));
+  done(GetSync(req, [&](int fd, uint64_t offset, uint64_t want) {
+    return PreadFull(fd, dst, offset, want, Quote(req.key));
+  }));
+}
+
+void DirStore::GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) {
+  done(GetSync(req, [&](int fd, uint64_t offset, uint64_t want) -> Result<uint64_t> {
+    // Pieces of a size that stays in the CPU cache between the read and the sink's use of it, in
+    // one buffer per calling thread: no allocation per GET (GETs run inline, on few threads).
+    thread_local std::vector<char> buf(1 << 20);
+    uint64_t got = 0;
+    while (got < want) {
+      const uint64_t n = std::min<uint64_t>(buf.size(), want - got);
+      KVFS_ASSIGN_OR_RETURN(uint64_t r, PreadFull(fd, buf.data(), offset + got, n, Quote(req.key)));
+      if (r > 0) KVFS_RETURN_IF_ERROR(sink(buf.data(), r));
+      got += r;
+      if (r < n) break;  // GetSync reports the short object
+    }
+    return got;
+  }));
 }
 
 Result<ObjectInfo> DirStore::PutSync(const std::string& key, const Body& body,

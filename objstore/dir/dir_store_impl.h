@@ -23,6 +23,7 @@ class DirStore final : public ObjectStore {
   Status CheckAccess() override;
   Result<ObjectInfo> Head(const std::string& key) override;
   void GetAsync(const GetRequest& req, char* dst, GetCallback done) override;
+  void GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) override;
   void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
                 PutCallback done) override;
   Result<std::string> CreateMultipartUpload(const std::string& key) override;
@@ -48,7 +49,10 @@ class DirStore final : public ObjectStore {
   Result<ObjectInfo> Publish(const std::string& tmp_path, const std::string& key,
                              const PutOptions& opts);
   Result<ObjectInfo> PutSync(const std::string& key, const Body& body, const PutOptions& opts);
-  Result<uint64_t> GetSync(const GetRequest& req, char* dst);
+  // Moves [offset, offset+want) of the open object out of fd; returns the bytes moved.
+  using RangeReader = std::function<Result<uint64_t>(int fd, uint64_t offset, uint64_t want)>;
+  // Opens the object of `req`, checks its ETag, and reads the range with `read`.
+  Result<uint64_t> GetSync(const GetRequest& req, const RangeReader& read);
   Result<std::string> UploadPartSync(const std::string& key, const std::string& upload_id,
                                      int part_number, const Body& body);
   // Directory of an upload after checking that it exists and belongs to `key`.

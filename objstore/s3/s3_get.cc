@@ -10,9 +10,8 @@ namespace {
 // State of one GET across its attempts. Touched only on the loop thread (one attempt at a time).
 struct GetState {
   GetRequest req;
-  char* dst = nullptr;
-  uint64_t capacity = 0;  // room in dst
-  uint64_t received = 0;  // bytes written to dst so far, over all attempts
+  ObjectStore::GetSink sink;
+  uint64_t received = 0;  // bytes given to the sink so far, over all attempts
   std::string etag;       // pinned version (caller's if_match, else the first response's ETag)
   int64_t object_size = -1;
 
@@ -67,11 +66,20 @@ bool ParseContentRange(const std::string& value, uint64_t* first, uint64_t* last
   return true;
 }
 
-void StartGet(S3Client* client, const GetRequest& req, char* dst, ObjectStore::GetCallback done) {
+ObjectStore::GetSink MemorySink(char* dst) {
+  uint64_t at = 0;
+  return [dst, at](const char* data, size_t n) mutable {
+    std::memcpy(dst + at, data, n);
+    at += n;
+    return Status::OK();
+  };
+}
+
+void StartGet(S3Client* client, const GetRequest& req, ObjectStore::GetSink sink,
+              ObjectStore::GetCallback done) {
   auto s = std::make_shared<GetState>();
   s->req = req;
-  s->dst = dst;
-  s->capacity = req.length;  // kToEnd: the caller sized dst for the rest of the object
+  s->sink = std::move(sink);
   s->etag = StripQuotes(req.if_match);
 
   auto call = std::make_shared<S3Call>();
@@ -104,11 +112,14 @@ void StartGet(S3Client* client, const GetRequest& req, char* dst, ObjectStore::G
         data += drop;
         n -= drop;
       }
-      if (n > s->capacity - s->received) {
+      if (n == 0) return true;
+      // kToEnd: the caller knows the size; nothing to check against here.
+      if (n > s->req.length - s->received) {
         s->sink_error = Status::Internal(what + ": the server sent more bytes than requested");
         return false;
       }
-      std::memcpy(s->dst + s->received, data, n);
+      s->sink_error = s->sink(data, n);
+      if (!s->sink_error.ok()) return false;
       s->received += n;
       return true;
     };

@@ -1,4 +1,4 @@
-// Ranged GET with resumption: bytes go straight into the caller's buffer; a transfer that fails
+// Ranged GET with resumption: bytes go straight to the caller's sink; a transfer that fails
 // mid-body continues with "Range: bytes=<next>-" and If-Match on the ETag first seen, so the
 // result is never short and never mixes two versions of the object.
 #pragma once
@@ -8,9 +8,13 @@
 
 namespace kvfs::s3 {
 
-// Starts the GET; `done` runs once on the loop thread (see ObjectStore::GetAsync for the
-// contract).
-void StartGet(S3Client* client, const GetRequest& req, char* dst, ObjectStore::GetCallback done);
+// Starts the GET; `sink` and `done` run on the loop thread (see ObjectStore::GetAsync and
+// GetStreamAsync for the contract). The sink never gets more than req.length bytes in all.
+void StartGet(S3Client* client, const GetRequest& req, ObjectStore::GetSink sink,
+              ObjectStore::GetCallback done);
+
+// A sink that copies into dst, which has room for the whole range.
+ObjectStore::GetSink MemorySink(char* dst);
 
 // Parses "bytes 0-9/10" (total may be "*" -> -1). False if malformed.
 bool ParseContentRange(const std::string& value, uint64_t* first, uint64_t* last, int64_t* total);

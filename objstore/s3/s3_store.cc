@@ -68,7 +68,15 @@ void S3Store::GetAsync(const GetRequest& req, char* dst, GetCallback done) {
     done(uint64_t{0});
     return;
   }
-  StartGet(client_.get(), req, dst, std::move(done));
+  StartGet(client_.get(), req, MemorySink(dst), std::move(done));
+}
+
+void S3Store::GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) {
+  if (req.length == 0) {
+    done(uint64_t{0});
+    return;
+  }
+  StartGet(client_.get(), req, std::move(sink), std::move(done));
 }
 
 Result<ListResult> S3Store::List(const ListRequest& req) {

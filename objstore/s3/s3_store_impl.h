@@ -23,6 +23,7 @@ class S3Store : public ObjectStore {
   Status CheckAccess() override;
   Result<ObjectInfo> Head(const std::string& key) override;
   void GetAsync(const GetRequest& req, char* dst, GetCallback done) override;
+  void GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) override;
   void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
                 PutCallback done) override;
   Result<std::string> CreateMultipartUpload(const std::string& key) override;

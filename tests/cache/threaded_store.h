@@ -1,10 +1,11 @@
 // ThreadedStore: a test decorator that completes every GET on its own thread (as a real store's
-// I/O thread would, instead of inline), counts the bytes each key delivered, and can hold GETs
-// back until the test releases them, to provoke "read before the whole object arrived" and
-// "many openers while the download runs".
+// I/O thread would, instead of inline), streams GetStreamAsync in 64 KiB pieces, counts the bytes
+// each key delivered, and can hold GETs back until the test releases them, to provoke "read
+// before the whole object arrived" and "many openers while the download runs".
 // Thread-safe. The destructor releases held GETs and joins all threads.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -28,7 +29,8 @@ class ThreadedStore : public StoreWrapper {
     for (auto& t : ts) t.join();
   }
 
-  // GETs whose offset is >= `offset` wait until Release().
+  // GETs whose offset is >= `offset` wait until Release(); a streamed GET that spans `offset`
+  // delivers the bytes before it, then waits.
   void HoldGetsFrom(uint64_t offset) {
     std::lock_guard<std::mutex> l(mu_);
     hold_from_ = offset;
@@ -57,14 +59,7 @@ class ThreadedStore : public StoreWrapper {
     std::lock_guard<std::mutex> l(mu_);
     gets_++;
     threads_.emplace_back([this, req, dst, done = std::move(done)] {
-      {
-        std::unique_lock<std::mutex> l(mu_);
-        if (req.offset >= hold_from_) {
-          held_++;
-          cv_.wait(l, [&] { return req.offset < hold_from_; });
-          held_--;
-        }
-      }
+      WaitUnlessBefore(req.offset);
       Result<uint64_t> r = target()->Get(req, dst);
       if (r.ok()) {
         std::lock_guard<std::mutex> l(mu_);
@@ -74,7 +69,39 @@ class ThreadedStore : public StoreWrapper {
     });
   }
 
+  void GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) override {
+    std::lock_guard<std::mutex> l(mu_);
+    gets_++;
+    threads_.emplace_back([this, req, sink = std::move(sink), done = std::move(done)] {
+      if (req.length == GetRequest::kToEnd) {
+        return done(Status::InvalidArgument("ThreadedStore streams only known lengths"));
+      }
+      WaitUnlessBefore(req.offset);
+      std::vector<char> buf(req.length);
+      Result<uint64_t> r = target()->Get(req, buf.data());
+      if (!r.ok()) return done(std::move(r));
+      constexpr uint64_t kPiece = 64 << 10;
+      for (uint64_t at = 0; at < *r; at += kPiece) {
+        WaitUnlessBefore(req.offset + at);
+        Status st = sink(buf.data() + at, std::min(kPiece, *r - at));
+        if (!st.ok()) return done(std::move(st));
+        std::lock_guard<std::mutex> l(mu_);
+        bytes_[req.key] += std::min(kPiece, *r - at);
+      }
+      done(std::move(r));
+    });
+  }
+
  private:
+  // Holds the calling thread while `offset` is at or past the hold point.
+  void WaitUnlessBefore(uint64_t offset) {
+    std::unique_lock<std::mutex> l(mu_);
+    if (offset < hold_from_) return;
+    held_++;
+    cv_.wait(l, [&] { return offset < hold_from_; });
+    held_--;
+  }
+
   mutable std::mutex mu_;
   std::condition_variable cv_;
   uint64_t hold_from_ = UINT64_MAX;

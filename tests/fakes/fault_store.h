@@ -93,6 +93,10 @@ class FaultStore : public StoreWrapper {
   Status CheckAccess() override;
   Result<ObjectInfo> Head(const std::string& key) override;
   void GetAsync(const GetRequest& req, char* dst, GetCallback done) override;
+  // Through GetAsync (buffered), so that the faults and mangles above apply to streamed GETs too.
+  void GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) override {
+    ObjectStore::GetStreamAsync(req, std::move(sink), std::move(done));
+  }
   void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
                 PutCallback done) override;
   Result<std::string> CreateMultipartUpload(const std::string& key) override;

@@ -1,6 +1,7 @@
 // Object-store conformance: reads, writes, ranges, conditional create, copy, errors. The same
 // bodies run against the directory store, the in-memory fake and the S3 store on the test server.
 #include <atomic>
+#include <future>
 #include <iostream>
 #include <thread>
 
@@ -64,6 +65,44 @@ TEST_P(ConformanceTest, RangedReads) {
     ASSERT_TRUE(got.ok()) << off << ": " << got.status().ToString();
     EXPECT_EQ(got->size(), 0u) << off;
   }
+}
+
+// GetStreamAsync hands the range to the sink in order, whole, and stops when the sink refuses.
+TEST_P(ConformanceTest, StreamedGet) {
+  const std::string data = RandomBytes(3 << 20, 7);
+  ASSERT_TRUE(PutString("s", data).ok());
+  auto stream = [&](uint64_t offset, uint64_t length, int refuse_after_calls, std::string* out) {
+    int calls = 0;
+    std::promise<Result<uint64_t>> p;
+    store().GetStreamAsync(
+        GetRequest{"s", offset, length, ""},
+        [&](const char* d, size_t n) {
+          if (refuse_after_calls >= 0 && calls >= refuse_after_calls) {
+            return Status::IoError("sink refused");
+          }
+          calls++;
+          out->append(d, n);
+          return Status::OK();
+        },
+        [&](Result<uint64_t> r) { p.set_value(std::move(r)); });
+    return p.get_future().get();
+  };
+  std::string got;
+  Result<uint64_t> r = stream(12345, 2 << 20, -1, &got);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, uint64_t{2 << 20});
+  EXPECT_TRUE(got == data.substr(12345, 2 << 20));
+  got.clear();
+  r = stream(data.size() - 10, 100, -1, &got);  // runs past the end: short
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(got == data.substr(data.size() - 10));
+  got.clear();
+  r = stream(0, data.size(), 0, &got);  // the sink's error ends the GET
+  EXPECT_EQ(r.status().code(), StatusCode::kIoError) << r.status().ToString();
+  EXPECT_THAT(r.status().message(), HasSubstr("sink refused"));
+  r = stream(0, 10, -1, &got);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(got == data.substr(0, 10));
 }
 
 TEST_P(ConformanceTest, EmptyObject) {
