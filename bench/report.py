@@ -136,6 +136,8 @@ def markdown(t, meta):
                 + (" (started by run.sh)" if meta.get("started_server") else " (already running)"),
                 f"- Peers: {meta.get('s3fs')}; {meta.get('rclone')}; kvfs {meta.get('kvfs') or '-'}"
                 f" (rev {meta.get('kvfs_rev')})",
+                *([f"- Network: loopback capped at {meta['loopback_gbit']} Gbit/s (tc tbf), shared "
+                   "by client<->RGW and RGW<->OSD traffic"] if meta.get("loopback_gbit") else []),
                 f"- Workload: sizes {meta.get('sizes_mib')} MiB, {meta.get('chunks')} chunks per size "
                 f"and thread count ({meta.get('odirect_chunks')} O_DIRECT, "
                 f"{meta.get('ttfb_chunks')} for TTFB), threads {meta.get('threads')}, "

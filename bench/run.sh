@@ -22,6 +22,10 @@
 #   --out DIR             results dir (default bench/results/<date>)
 #   --results-md FILE     report file (default bench/RESULTS.md; "-" = no report)
 #   --no-install          do not apt-get install missing peers
+#   --loopback-gbit N     cap the loopback interface at N Gbit/s for the run (tc tbf on lo,
+#                         removed at exit): the store becomes network-bound, as a remote one
+#                         is, instead of CPU-bound on the same cores. Loopback carries the
+#                         client<->RGW and RGW<->OSD traffic, so each gets about half.
 # env: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (default: the test server's keys), AWS_REGION.
 set -uo pipefail
 
@@ -33,6 +37,7 @@ CMDLINE="bench/run.sh $*"
 ENDPOINT="" CEPH_CONF="" SYSTEMS=kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
 SIZES=8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
 PART_MIB=8 KVFS_BIN="" KVFS_CACHE_SIZE=4294967296 KVFS_YAML="" OUT="" RESULTS_MD=$BENCH/RESULTS.md INSTALL=1
+LOOPBACK_GBIT="" SHAPED=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --endpoint) ENDPOINT=$2; shift ;;
@@ -52,6 +57,7 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift ;;
     --results-md) RESULTS_MD=$2; shift ;;
     --no-install) INSTALL=0 ;;
+    --loopback-gbit) LOOPBACK_GBIT=$2; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -83,6 +89,7 @@ MOUNTED=()
 cleanup() {
   for m in "${MOUNTED[@]}"; do unmount_dir "$m" 2>/dev/null; done
   rm -rf "$WORK" "$SHM"
+  [ "$SHAPED" = 1 ] && tc qdisc del dev lo root 2>/dev/null
   if [ "$STARTED_RGW" = 1 ]; then
     say "stopping the benchmark's RGW"
     KVFS_CEPH_DIR=$CEPH_DIR KVFS_RGW_PORT=$RGW_PORT "$ROOT/tests/s3server/rgw.sh" stop \
@@ -107,6 +114,7 @@ install_missing() {
   has s3fs && ! command -v s3fs >/dev/null && pkgs+=(s3fs)
   { has rclone-off || has rclone-full; } && ! command -v rclone >/dev/null && pkgs+=(rclone)
   report_python >/dev/null || pkgs+=(python3-matplotlib)
+  [ -n "$LOOPBACK_GBIT" ] && ! command -v tc >/dev/null && pkgs+=(iproute2)
   [ ${#pkgs[@]} -eq 0 ] && return
   if [ "$INSTALL" = 0 ]; then say "missing (not installing): ${pkgs[*]}"; return; fi
   say "installing ${pkgs[*]}"
@@ -163,6 +171,13 @@ if [ -z "$ENDPOINT" ]; then
   CEPH_CONF=$CEPH_DIR/ceph.conf
 fi
 export S3_ENDPOINT=$ENDPOINT
+if [ -n "$LOOPBACK_GBIT" ]; then
+  # burst must exceed lo's 64 KiB MTU; latency bounds the queue.
+  tc qdisc replace dev lo root tbf rate "${LOOPBACK_GBIT}gbit" burst 4mb latency 100ms ||
+    { say "cannot shape lo (tc tbf)"; exit 1; }
+  SHAPED=1
+  say "loopback capped at $LOOPBACK_GBIT Gbit/s"
+fi
 S3UTIL=(python3 "$BENCH/s3util.py")
 
 # --- 4. what was run, on what ---
@@ -182,7 +197,8 @@ json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "command": """$CMDLINE
   "threads": "$THREADS", "reps": $REPS, "lookup_seconds": $LOOKUP_SECONDS, "part_mib": $PART_MIB,
   "kvfs": "$KVFS_BIN", "kvfs_rev": sh("git -C $ROOT rev-parse --short HEAD"),
   "s3fs": sh("s3fs --version 2>&1 | head -1"), "rclone": sh("rclone version 2>/dev/null | head -1"),
-  "raw_s3": "$RAW_S3", "python": platform.python_version()}, open(sys.argv[1], "w"), indent=1)
+  "raw_s3": "$RAW_S3", "python": platform.python_version(),
+  "loopback_gbit": "$LOOPBACK_GBIT"}, open(sys.argv[1], "w"), indent=1)
 EOF
 
 # --- mounting ---
