@@ -83,6 +83,15 @@ struct CompletedPart {
   std::string etag;
 };
 
+// What a store has done, for `kvfs stats`. Stores that send no requests report zeros.
+struct StoreStats {
+  uint64_t requests = 0;   // requests sent, every attempt counted
+  uint64_t retries = 0;    // attempts repeated after a retryable failure (5xx, 429, network)
+  uint64_t errors = 0;     // operations that failed after their retries (not: absent keys,
+                           // lost conditional creates, cancellations)
+  uint64_t in_flight = 0;  // requests on the wire now
+};
+
 class ObjectStore {
  public:
   using GetCallback = std::function<void(Result<uint64_t> bytes_read)>;
@@ -148,6 +157,9 @@ class ObjectStore {
   // Server-side copy of a whole object.
   virtual Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
                                   const PutOptions& opts) = 0;
+
+  // Counters since the store was opened. Thread-safe; the values are read one at a time.
+  virtual StoreStats Stats() const { return {}; }
 
   // Synchronous forms of the asynchronous calls: start, then wait for the callback.
   Result<uint64_t> Get(const GetRequest& req, char* dst);

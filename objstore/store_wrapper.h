@@ -17,6 +17,7 @@ class StoreWrapper : public ObjectStore {
 
   std::string Describe() const override { return target_->Describe(); }
   Status CheckAccess() override { return target_->CheckAccess(); }
+  StoreStats Stats() const override { return target_->Stats(); }
   Result<ObjectInfo> Head(const std::string& key) override { return target_->Head(key); }
   void GetAsync(const GetRequest& req, char* dst, GetCallback done) override {
     target_->GetAsync(req, dst, std::move(done));

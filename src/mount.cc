@@ -136,7 +136,10 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   if (config.max_read != 0) fo.max_read = static_cast<uint32_t>(config.max_read);
   CachedReader* reader = stack.reader.get();
   ChunkCache* cache = stack.cache.get();
-  fo.stats_text = [reader, cache] { return FormatStats(reader->Stats(), cache->Stats()); };
+  ObjectStore* store = stack.store.get();
+  fo.stats_text = [reader, cache, store] {
+    return FormatStats(reader->Stats(), cache->Stats(), store->Stats());
+  };
 
   bool mounted = false;
   int rc = RunFuseSession(*stack.fs, cmd.mountpoint, fo, [&] {

@@ -5,7 +5,7 @@
 
 namespace kvfs {
 
-std::string FormatStats(const ReaderStats& r, const CacheStats& c) {
+std::string FormatStats(const ReaderStats& r, const CacheStats& c, const StoreStats& s) {
   const std::pair<const char*, uint64_t> rows[] = {
       {"kvfs_read_opens", r.opens},
       {"kvfs_read_hits", r.hits},
@@ -31,6 +31,10 @@ std::string FormatStats(const ReaderStats& r, const CacheStats& c) {
       {"kvfs_cache_recovered_entries", c.recovered},
       {"kvfs_cache_recovery_dropped", c.recovery_dropped},
       {"kvfs_cache_verify_failures", c.verify_failures},
+      {"kvfs_store_requests", s.requests},
+      {"kvfs_store_retries", s.retries},
+      {"kvfs_store_errors", s.errors},
+      {"kvfs_store_requests_in_flight", s.in_flight},
   };
   std::string out;
   for (const auto& [name, value] : rows) {

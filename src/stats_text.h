@@ -6,9 +6,11 @@
 
 #include "cache/chunk_cache.h"
 #include "fs/read/cached_reader.h"
+#include "objstore/object_store.h"
 
 namespace kvfs {
 
-std::string FormatStats(const ReaderStats& reader, const CacheStats& cache);
+std::string FormatStats(const ReaderStats& reader, const CacheStats& cache,
+                        const StoreStats& store);
 
 }  // namespace kvfs

@@ -68,8 +68,19 @@ S3Client::Reply S3Client::ExecuteSync(std::shared_ptr<S3Call> call) {
   return future.get();
 }
 
+StoreStats S3Client::Stats() const {
+  StoreStats s;
+  s.requests = requests_.load(std::memory_order_relaxed);
+  s.retries = retries_.load(std::memory_order_relaxed);
+  s.errors = errors_.load(std::memory_order_relaxed);
+  s.in_flight = in_flight_.load(std::memory_order_relaxed);
+  return s;
+}
+
 void S3Client::StartAttempt(std::shared_ptr<S3Call> call) {
   ++call->attempts;
+  requests_.fetch_add(1, std::memory_order_relaxed);
+  in_flight_.fetch_add(1, std::memory_order_relaxed);
   auto ex = std::make_unique<HttpExchange>();
   ex->method = call->method;
   ex->connect_timeout_ms = options_.connect_timeout_ms;
@@ -141,6 +152,7 @@ Status S3Client::DefaultCheck(const S3Call& call, const HttpExchange& ex) const 
 }
 
 void S3Client::OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpExchange> ex) {
+  in_flight_.fetch_sub(1, std::memory_order_relaxed);
   Status st = call->check ? call->check(*ex) : DefaultCheck(*call, *ex);
   if (st.ok() || ex->cancelled || st.code() == StatusCode::kCancelled) {
     Finish(call, std::move(st), std::move(ex));
@@ -151,6 +163,7 @@ void S3Client::OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpE
     if (delay) {
       spdlog::debug("s3: {} {} attempt {} failed, retrying in {} ms: {}", call->operation,
                     S3Uri(options_.bucket, call->key), call->attempts, *delay, st.ToString());
+      retries_.fetch_add(1, std::memory_order_relaxed);
       engine_->RunAfter(*delay, [this, call] { StartAttempt(call); });
       return;
     }
@@ -172,6 +185,15 @@ void S3Client::OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpE
 
 void S3Client::Finish(const std::shared_ptr<S3Call>& call, Status st,
                       std::unique_ptr<HttpExchange> ex) {
+  switch (st.code()) {
+    case StatusCode::kOk:
+    case StatusCode::kNotFound:       // a miss is an answer (lookups of absent chunks)
+    case StatusCode::kAlreadyExists:  // a lost conditional create is an answer too
+    case StatusCode::kCancelled:
+      break;
+    default:
+      errors_.fetch_add(1, std::memory_order_relaxed);
+  }
   auto done = std::move(call->done);
   call->done = nullptr;
   call->prepare = nullptr;  // hooks may capture state that refers back to the call

@@ -78,6 +78,7 @@ class S3Client {
   HttpEngine* engine() const { return engine_.get(); }
   Clock* clock() const { return policy_->clock(); }
   RetryPolicy* policy() const { return policy_.get(); }
+  StoreStats Stats() const;
 
  private:
   S3Client(const S3Options& options, Endpoint endpoint, S3Credentials credentials);
@@ -89,6 +90,11 @@ class S3Client {
   const Endpoint endpoint_;
   const S3Credentials credentials_;
   std::unique_ptr<RetryPolicy> policy_;
+  // Counters (relaxed atomics: statistics only).
+  std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> retries_{0};
+  std::atomic<uint64_t> errors_{0};
+  std::atomic<uint64_t> in_flight_{0};
   std::unique_ptr<HttpEngine> engine_;  // last: destroyed first, while the rest is still valid
 };
 

@@ -20,6 +20,7 @@ class S3Store : public ObjectStore {
   ~S3Store() override { client_->Shutdown(); }
 
   std::string Describe() const override;
+  StoreStats Stats() const override { return client_->Stats(); }
   Status CheckAccess() override;
   Result<ObjectInfo> Head(const std::string& key) override;
   void GetAsync(const GetRequest& req, char* dst, GetCallback done) override;

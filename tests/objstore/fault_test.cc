@@ -114,10 +114,16 @@ TEST_F(FaultTest, RetriesSlowDownAnd500) {
                                  {"method":"GET","action":"status","status":500,
                                   "code":"InternalError"}])")
                   .ok());
+  const StoreStats before = store_->Stats();
   auto got = Read(*store_);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(*got == data_);
   EXPECT_EQ(Requests("GET").size(), 3u);
+  const StoreStats after = store_->Stats();  // what `kvfs stats` shows
+  EXPECT_EQ(after.requests - before.requests, 3u);
+  EXPECT_EQ(after.retries - before.retries, 2u);
+  EXPECT_EQ(after.errors, before.errors);
+  EXPECT_EQ(after.in_flight, 0u);
 }
 
 TEST_F(FaultTest, PersistentSlowDownGivesClearErrorAfterMaxAttempts) {
@@ -128,6 +134,7 @@ TEST_F(FaultTest, PersistentSlowDownGivesClearErrorAfterMaxAttempts) {
   EXPECT_EQ(got.status().code(), StatusCode::kUnavailable) << got.status().ToString();
   EXPECT_THAT(got.status().ToString(), AnyOf(HasSubstr("SlowDown"), HasSubstr("503")));
   EXPECT_EQ(Requests("GET").size(), 4u) << "max_attempts bounds the attempts";
+  EXPECT_GE(store_->Stats().errors, 1u);
 }
 
 TEST_F(FaultTest, NotFoundIsNotRetried) {
@@ -138,6 +145,7 @@ TEST_F(FaultTest, NotFoundIsNotRetried) {
   auto got = store_->Get(req, buf);
   EXPECT_EQ(got.status().code(), StatusCode::kNotFound) << got.status().ToString();
   EXPECT_EQ(Requests("GET").size(), 1u);
+  EXPECT_EQ(store_->Stats().errors, 0u) << "an absent key is an answer, not an error";
 }
 
 TEST_F(FaultTest, TruncatedBodyResumesFromNextByte) {
