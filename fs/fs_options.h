@@ -37,6 +37,10 @@ struct FsOptions {
   uint64_t multipart_part_size = 16ull << 20;
   // Parts of one multipart upload in flight at once.
   int upload_parallelism = 4;
+  // Send whole parts of a chunk while it is still being written (see EarlyUpload): the upload
+  // overlaps the write. Files reaching one multipart_part_size are then stored as multipart
+  // uploads even below multipart_threshold.
+  bool upload_while_writing = true;
   // fnmatch(3) patterns of names kept local (never uploaded under that name); renaming such a
   // file to a non-matching name uploads it under the new name.
   std::vector<std::string> temp_patterns = {"*.tmp"};

@@ -87,6 +87,13 @@ Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* dat
   if (!f.failed.ok()) return f.failed;
   KVFS_RETURN_IF_ERROR(f.WriteLocked(offset, data, size));
   f.dirty = true;
+  if (options_.upload_while_writing && !f.temp) {
+    if (!f.early) {
+      f.early = std::make_unique<EarlyUpload>(
+          store_.get(), f.key, f.fd(), options_.multipart_part_size, options_.upload_parallelism);
+    }
+    f.early->OnWrite(offset, size);
+  }
   return size;
 }
 
@@ -122,8 +129,15 @@ Status Filesystem::CommitLocked(LocalFile& f, const std::shared_ptr<LocalFile>& 
   if (!f.failed.ok()) return f.failed;
   if (!f.dirty || f.temp || f.unlinked) return Status::OK();
   Status st = ValidateChunk(f.size, f.display_name);
+  // Parts sent while writing serve only if they still match this key and these bytes; otherwise
+  // the early upload is aborted here (reset) and the spool uploads the normal way.
+  if (f.early && !(st.ok() && f.early->key() == f.key && f.early->Usable(f.size))) {
+    f.early.reset();
+  }
   if (st.ok()) {
-    auto info = uploader_.Upload(f.key, f.fd(), f.size, f.display_name, /*no_replace=*/false);
+    auto info = uploader_.Upload(f.key, f.fd(), f.size, f.display_name, /*no_replace=*/false,
+                                 f.early.get());
+    f.early.reset();
     if (info.ok()) {
       info->key = f.key;
       f.dirty = false;

@@ -28,6 +28,7 @@ LocalFile::LocalFile(int fd, std::string spool_path)
     : fd_(fd), spool_path_(std::move(spool_path)), mtime_sec_(time(nullptr)) {}
 
 LocalFile::~LocalFile() {
+  early.reset();  // waits for parts still reading the spool fd, and aborts an unused upload
   close(fd_);
   // No lock needed: no one else holds a reference any more.
   if (!adopted) unlink(spool_path_.c_str());
@@ -46,6 +47,7 @@ Status LocalFile::WriteLocked(uint64_t offset, const char* data, uint64_t n) {
 }
 
 Status LocalFile::TruncateLocked(uint64_t new_size) {
+  if (early) early->Invalidate();  // bytes already sent may change
   if (ftruncate(fd_, static_cast<off_t>(new_size)) != 0) {
     return Status::FromErrno(errno, "truncating spool file for '" + display_name + "'");
   }

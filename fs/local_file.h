@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "fs/early_upload.h"
 #include "objstore/object_store.h"
 #include "src/base/status.h"
 #include "src/base/thread_annotations.h"
@@ -59,6 +60,8 @@ class LocalFile {
   std::optional<ObjectInfo> uploaded GUARDED_BY(mu);
   uint64_t size GUARDED_BY(mu) = 0;
   int handles GUARDED_BY(mu) = 0;  // open file handles referencing it
+  // Parts sent while the file is still being written (see EarlyUpload); null when off or done.
+  std::unique_ptr<EarlyUpload> early GUARDED_BY(mu);
 
  private:
   LocalFile(int fd, std::string spool_path);

@@ -21,7 +21,8 @@ Uploader::Uploader(std::shared_ptr<ObjectStore> store, const FsOptions& options)
     : store_(std::move(store)), options_(options) {}
 
 Result<ObjectInfo> Uploader::Upload(const std::string& key, int fd, uint64_t size,
-                                    const std::string& display_name, bool no_replace) {
+                                    const std::string& display_name, bool no_replace,
+                                    EarlyUpload* early) {
   bool conditional = options_.conditional_create;
   if (!conditional) {
     // Without If-None-Match the check is a HEAD before the write: racy between nodes, but
@@ -32,8 +33,19 @@ Result<ObjectInfo> Uploader::Upload(const std::string& key, int fd, uint64_t siz
       return AsIoError(head.status(), display_name, key);
     }
   }
-  auto r = size >= options_.multipart_threshold ? Multipart(key, fd, size, conditional)
-                                                : PutOnce(key, fd, size, conditional);
+  Result<ObjectInfo> r = Status::Internal("unset");
+  if (early != nullptr) {
+    r = early->Complete(size, conditional);
+    if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) {
+      spdlog::info("early upload of {} failed ({}); uploading it again", key,
+                   r.status().ToString());
+      early = nullptr;
+    }
+  }
+  if (early == nullptr) {
+    r = size >= options_.multipart_threshold ? Multipart(key, fd, size, conditional)
+                                             : PutOnce(key, fd, size, conditional);
+  }
   if (r.ok()) return r;
   if (r.status().code() == StatusCode::kAlreadyExists) {
     return OnExists(key, fd, size, display_name, no_replace);

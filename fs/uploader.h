@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "fs/early_upload.h"
 #include "fs/fs_options.h"
 #include "objstore/object_store.h"
 
@@ -21,9 +22,12 @@ class Uploader {
   Uploader(std::shared_ptr<ObjectStore> store, const FsOptions& options);
 
   // Uploads bytes [0, size) of fd as `key`. If the key exists: success without overwriting when
-  // the exists policy allows it (same size, and !no_replace), else kAlreadyExists.
+  // the exists policy allows it (same size, and !no_replace), else kAlreadyExists. `early`, if
+  // not null, holds parts of these bytes already sent (usable for this key and size): it is
+  // completed instead of starting over, and if that fails the normal upload runs once more.
   Result<ObjectInfo> Upload(const std::string& key, int fd, uint64_t size,
-                            const std::string& display_name, bool no_replace);
+                            const std::string& display_name, bool no_replace,
+                            EarlyUpload* early = nullptr);
 
  private:
   Result<ObjectInfo> PutOnce(const std::string& key, int fd, uint64_t size, bool conditional);

@@ -57,6 +57,8 @@ struct KvfsConfig {
   // Subdirectories (mkdir, keys with '/'). false: a flat chunk directory, where a missed lookup
   // costs one HEAD instead of a HEAD and a one-key LIST.
   bool subdirectories = true;
+  // Send whole parts of a chunk while it is being written (multipart, completed at close).
+  bool upload_while_writing = true;
 
   // --- FUSE ---
   uint64_t statfs_size = 0;  // size statfs reports; 0: cache_size

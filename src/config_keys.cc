@@ -385,6 +385,8 @@ std::vector<ConfigKey> BuildTable() {
       "fanout", [](KvfsConfig & c) -> auto& { return c.fanout; }, 0, 8));
   t.push_back(BoolKey(
       "subdirectories", [](KvfsConfig & c) -> auto& { return c.subdirectories; }));
+  t.push_back(BoolKey(
+      "upload_while_writing", [](KvfsConfig & c) -> auto& { return c.upload_while_writing; }));
   // FUSE and process.
   t.push_back(SizeKey(
       "statfs_size", [](KvfsConfig & c) -> auto& { return c.statfs_size; }, 0, kMaxSize));

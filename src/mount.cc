@@ -38,6 +38,7 @@ FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix,
   o.metadata_ttl_secs = static_cast<uint32_t>(std::max(0, c.metadata_cache_ttl_secs));
   o.fanout_hex_chars = c.fanout;
   o.subdirectories = c.subdirectories;
+  o.upload_while_writing = c.upload_while_writing;
   o.spool_dir = spool_dir;
   o.statfs_total_bytes = c.statfs_size != 0 ? c.statfs_size : c.cache_size;
   return o;

@@ -1,0 +1,118 @@
+#include "fs/early_upload.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace kvfs {
+
+EarlyUpload::EarlyUpload(ObjectStore* store, std::string key, int fd, uint64_t part_size,
+                         int parallelism)
+    : store_(store),
+      key_(std::move(key)),
+      fd_(fd),
+      part_size_(std::max<uint64_t>(part_size, 1)),
+      parallelism_(std::max(parallelism, 1)) {}
+
+EarlyUpload::~EarlyUpload() {
+  {
+    std::unique_lock<std::mutex> l(shared_->mu);
+    shared_->cv.wait(l, [this] { return shared_->in_flight == 0; });
+  }
+  if (!finished_) Abort();
+}
+
+void EarlyUpload::Abort() {
+  finished_ = true;
+  if (upload_id_.empty()) return;
+  Status st = store_->AbortMultipartUpload(key_, upload_id_);
+  if (!st.ok()) spdlog::warn("aborting early upload of {} failed: {}", key_, st.ToString());
+}
+
+bool EarlyUpload::Usable(uint64_t size) const {
+  if (!valid_ || finished_ || next_part_ == 0 || size < sent_end()) return false;
+  std::lock_guard<std::mutex> l(shared_->mu);
+  return shared_->error.ok();
+}
+
+void EarlyUpload::OnWrite(uint64_t offset, uint64_t n) {
+  if (!valid_ || finished_) return;
+  if (offset < sent_end()) {  // rewrites bytes already sent
+    valid_ = false;
+    return;
+  }
+  if (offset <= contiguous_ && offset + n > contiguous_) contiguous_ = offset + n;
+  const int whole = static_cast<int>(contiguous_ / part_size_);
+  if (whole > next_part_) {
+    Status st = SendParts(whole, contiguous_, /*wait=*/false);
+    if (!st.ok()) {
+      // Not an error of the write: close() uploads the normal way.
+      spdlog::debug("early upload of {} given up: {}", key_, st.ToString());
+      valid_ = false;
+    }
+  }
+}
+
+Status EarlyUpload::SendParts(int end, uint64_t size, bool wait) {
+  if (upload_id_.empty()) {
+    KVFS_ASSIGN_OR_RETURN(upload_id_, store_->CreateMultipartUpload(key_));
+  }
+  while (next_part_ < end) {
+    const int index = next_part_;
+    {
+      std::unique_lock<std::mutex> l(shared_->mu);
+      if (wait) {
+        shared_->cv.wait(
+            l, [this] { return shared_->in_flight < parallelism_ || !shared_->error.ok(); });
+      } else if (shared_->in_flight >= parallelism_) {
+        return Status::OK();  // the next write (or Complete) sends it
+      }
+      if (!shared_->error.ok()) return shared_->error;
+      shared_->in_flight++;
+      if (shared_->parts.size() <= static_cast<size_t>(index)) shared_->parts.resize(index + 1);
+    }
+    next_part_++;
+    const uint64_t off = static_cast<uint64_t>(index) * part_size_;
+    const uint64_t len = std::min(part_size_, size - off);
+    std::shared_ptr<Shared> sh = shared_;
+    store_->UploadPartAsync(key_, upload_id_, index + 1, Body::FromFile(fd_, off, len),
+                            [sh, index](Result<std::string> etag) {
+                              std::lock_guard<std::mutex> l(sh->mu);
+                              if (etag.ok()) {
+                                sh->parts[index] = CompletedPart{index + 1, *etag};
+                              } else if (sh->error.ok()) {
+                                sh->error = etag.status();
+                              }
+                              sh->in_flight--;
+                              sh->cv.notify_all();
+                            });
+  }
+  return Status::OK();
+}
+
+Result<ObjectInfo> EarlyUpload::Complete(uint64_t size, bool conditional) {
+  const int nparts = static_cast<int>((size + part_size_ - 1) / part_size_);
+  Status st = SendParts(nparts, size, /*wait=*/true);
+  std::vector<CompletedPart> parts;
+  {
+    std::unique_lock<std::mutex> l(shared_->mu);
+    shared_->cv.wait(l, [this] { return shared_->in_flight == 0; });
+    if (st.ok()) st = shared_->error;
+    parts = shared_->parts;
+  }
+  if (st.ok()) {
+    PutOptions opts;
+    opts.if_none_match = conditional;
+    Result<ObjectInfo> r = store_->CompleteMultipartUpload(key_, upload_id_, parts, opts);
+    if (r.ok()) {
+      finished_ = true;
+      if (r->size == 0) r->size = size;
+      return r;
+    }
+    st = r.status();
+  }
+  Abort();
+  return st;
+}
+
+}  // namespace kvfs

@@ -1,0 +1,145 @@
+// Uploading parts while a chunk is being written (upload_while_writing): parts go out before
+// close, the object appears only at close, and anything that makes the early parts wrong (a
+// rewrite behind them, a truncate, a rename, a failed part, a partial chunk) ends with the right
+// object or a clean error and no upload left open.
+#include <fcntl.h>
+
+#include <string>
+
+#include "tests/fs/fs_test_util.h"
+
+namespace kvfs {
+namespace {
+
+constexpr uint64_t kPart = 256;
+
+std::string Bytes(size_t n, int seed) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; i++) s[i] = static_cast<char>((i * 131 + seed * 7) & 0xff);
+  return s;
+}
+
+class EarlyUploadTest : public FsTestBase {
+ protected:
+  void SetUp() override {
+    FsTestBase::SetUp();
+    options_.multipart_threshold = 1 << 20;  // far above: only early uploads use multipart here
+    options_.multipart_part_size = kPart;
+    options_.upload_parallelism = 2;
+    options_.max_chunk_bytes = 1 << 20;
+    Mount();
+  }
+  // Creates `name` and returns its handle.
+  uint64_t Create(const std::string& name) {
+    auto cr = fs_->CreateFile(1, name, O_CREAT | O_WRONLY | O_TRUNC);
+    EXPECT_TRUE(cr.ok()) << cr.status().ToString();
+    return cr.ok() ? cr->second.fh : 0;
+  }
+  void Write(uint64_t fh, uint64_t off, const std::string& data) {
+    auto w = fs_->Write(fh, off, data.data(), data.size());
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+  }
+  Status Close(uint64_t fh) {
+    Status st = fs_->Flush(fh);
+    Status rel = fs_->Release(fh);
+    return st.ok() ? rel : st;
+  }
+  MemoryStore::Counters& counts() { return mem_->counters(); }
+};
+
+TEST_F(EarlyUploadTest, PartsGoOutBeforeCloseAndTheObjectOnlyAtClose) {
+  const std::string data = Bytes(3 * kPart + 100, 1);
+  uint64_t fh = Create("c");
+  // Written in pieces, as FUSE delivers one big write().
+  for (uint64_t off = 0; off < data.size(); off += 100) Write(fh, off, data.substr(off, 100));
+  EXPECT_EQ(counts().create_mpu.load(), 1u);
+  EXPECT_EQ(counts().upload_part.load(), 3u);  // the three whole parts, before close
+  EXPECT_EQ(mem_->ObjectCount(), 0u);          // nothing visible yet
+  ASSERT_TRUE(Close(fh).ok());
+  EXPECT_EQ(counts().upload_part.load(), 4u);  // + the tail at close
+  EXPECT_EQ(counts().complete_mpu.load(), 1u);
+  EXPECT_EQ(counts().put.load(), 0u);
+  EXPECT_EQ(mem_->GetObject("p/c"), data);
+  EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+  EXPECT_EQ(*ReadFile("c"), data);
+}
+
+TEST_F(EarlyUploadTest, SmallFilesStayOnePut) {
+  ASSERT_TRUE(WriteFile("s", Bytes(kPart - 1, 2)).ok());
+  EXPECT_EQ(counts().create_mpu.load(), 0u);
+  EXPECT_EQ(counts().put.load(), 1u);
+  EXPECT_EQ(mem_->GetObject("p/s"), Bytes(kPart - 1, 2));
+}
+
+TEST_F(EarlyUploadTest, RewriteBehindSentPartsUploadsTheFinalBytes) {
+  std::string data = Bytes(2 * kPart + 10, 3);
+  uint64_t fh = Create("r");
+  Write(fh, 0, data);
+  ASSERT_GE(counts().upload_part.load(), 1u);
+  data[5] = 'X';  // back into part 1, already sent
+  Write(fh, 5, "X");
+  ASSERT_TRUE(Close(fh).ok());
+  EXPECT_EQ(mem_->GetObject("p/r"), data);
+  EXPECT_EQ(counts().abort_mpu.load(), 1u);  // the early upload was dropped
+  EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+}
+
+TEST_F(EarlyUploadTest, TruncateAfterSentPartsUploadsTheFinalBytes) {
+  const std::string data = Bytes(3 * kPart, 4);
+  uint64_t fh = Create("t");
+  Write(fh, 0, data);
+  SetAttrRequest req;
+  req.size = kPart + 7;
+  ASSERT_TRUE(fs_->SetAttr(fs_->Lookup(1, "t")->attr.ino, req, fh).ok());
+  ASSERT_TRUE(Close(fh).ok());
+  EXPECT_EQ(mem_->GetObject("p/t"), data.substr(0, kPart + 7));
+  EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+}
+
+TEST_F(EarlyUploadTest, PartialChunkIsRejectedAndItsUploadAborted) {
+  fs_.reset();
+  options_.chunk_sizes = {4 * kPart};
+  Mount();
+  uint64_t fh = Create("p");
+  Write(fh, 0, Bytes(3 * kPart, 5));  // three parts sent, the chunk never completed
+  EXPECT_EQ(counts().upload_part.load(), 3u);
+  EXPECT_EQ(ToErrno(Close(fh)), EINVAL);
+  EXPECT_EQ(mem_->ObjectCount(), 0u);
+  EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+  EXPECT_EQ(counts().abort_mpu.load(), 1u);
+}
+
+TEST_F(EarlyUploadTest, RenamedBeforeCloseIsStoredUnderTheNewNameOnly) {
+  const std::string data = Bytes(2 * kPart + 1, 6);
+  uint64_t fh = Create("a");
+  Write(fh, 0, data);
+  ASSERT_TRUE(fs_->Rename(1, "a", 1, "b", 0).ok());
+  ASSERT_TRUE(Close(fh).ok());
+  EXPECT_EQ(mem_->GetObject("p/b"), data);
+  EXPECT_FALSE(mem_->GetObject("p/a").has_value());
+  EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+}
+
+TEST_F(EarlyUploadTest, TempFilesAreNotSentEarly) {
+  uint64_t fh = Create("x.tmp");
+  Write(fh, 0, Bytes(3 * kPart, 7));
+  EXPECT_EQ(counts().create_mpu.load(), 0u);
+  ASSERT_TRUE(Close(fh).ok());
+  ASSERT_TRUE(fs_->Rename(1, "x.tmp", 1, "x", 0).ok());
+  EXPECT_EQ(mem_->GetObject("p/x"), Bytes(3 * kPart, 7));
+}
+
+TEST_F(EarlyUploadTest, OffMeansNothingBeforeClose) {
+  fs_.reset();
+  options_.upload_while_writing = false;
+  Mount();
+  uint64_t fh = Create("o");
+  Write(fh, 0, Bytes(3 * kPart, 8));
+  EXPECT_EQ(counts().upload_part.load(), 0u);
+  ASSERT_TRUE(Close(fh).ok());
+  EXPECT_EQ(counts().put.load(), 1u);  // below multipart_threshold: one PUT
+  EXPECT_EQ(mem_->GetObject("p/o"), Bytes(3 * kPart, 8));
+}
+
+}  // namespace
+}  // namespace kvfs
