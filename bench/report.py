@@ -314,6 +314,12 @@ def main():
     md = markdown(t, meta)
     if a.png and chart(t, a.png):
         md += f"\n![throughput chart]({os.path.basename(a.png)})\n"
+    # The profile-based analysis (where the time goes, what would close the gaps) is kept by hand
+    # in bench/ANALYSIS.md and travels with every regenerated report.
+    analysis = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ANALYSIS.md")
+    if os.path.exists(analysis):
+        with open(analysis) as f:
+            md += "\n" + f.read()
     if a.md == "-":
         sys.stdout.write(md)
     else:
