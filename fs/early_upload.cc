@@ -5,6 +5,13 @@
 #include <algorithm>
 
 namespace kvfs {
+namespace {
+
+// Out-of-order pieces remembered at most: an O_DIRECT write has a few dozen in flight; more means
+// random writes, which an early upload cannot serve anyway.
+constexpr size_t kMaxPending = 1024;
+
+}  // namespace
 
 EarlyUpload::EarlyUpload(ObjectStore* store, std::string key, int fd, uint64_t part_size,
                          int parallelism)
@@ -41,7 +48,10 @@ void EarlyUpload::OnWrite(uint64_t offset, uint64_t n) {
     valid_ = false;
     return;
   }
-  if (offset <= contiguous_ && offset + n > contiguous_) contiguous_ = offset + n;
+  if (!AddWritten(offset, offset + n)) {
+    valid_ = false;
+    return;
+  }
   const int whole = static_cast<int>(contiguous_ / part_size_);
   if (whole > next_part_) {
     Status st = SendParts(whole, contiguous_, /*wait=*/false);
@@ -51,6 +61,32 @@ void EarlyUpload::OnWrite(uint64_t offset, uint64_t n) {
       valid_ = false;
     }
   }
+}
+
+bool EarlyUpload::AddWritten(uint64_t start, uint64_t end) {
+  if (end <= contiguous_) return true;
+  if (start > contiguous_) {
+    // Past a gap: merge into the remembered ranges it overlaps or touches.
+    auto it = pending_.upper_bound(start);
+    if (it != pending_.begin() && std::prev(it)->second >= start) {
+      --it;
+      start = it->first;
+      end = std::max(end, it->second);
+    }
+    while (it != pending_.end() && it->first <= end) {
+      end = std::max(end, it->second);
+      it = pending_.erase(it);
+    }
+    pending_.emplace(start, end);
+    return pending_.size() <= kMaxPending;
+  }
+  contiguous_ = end;
+  // The gap may be filled now: take in the ranges that start inside the prefix.
+  for (auto it = pending_.begin(); it != pending_.end() && it->first <= contiguous_;) {
+    contiguous_ = std::max(contiguous_, it->second);
+    it = pending_.erase(it);
+  }
+  return true;
 }
 
 Status EarlyUpload::SendParts(int end, uint64_t size, bool wait) {

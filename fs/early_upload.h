@@ -1,11 +1,14 @@
 // EarlyUpload: the parts of a chunk that go to the store while the engine is still writing it.
+// (Uploader's close-time multipart upload is the same object with every part sent by Complete.)
 //
 // An engine writes a chunk front to back in one write(); FUSE hands it over in 1 MiB pieces, so
 // the first parts are complete long before close(). Each time the prefix written without gaps
 // reaches another whole part, that part is sent (the multipart upload is created with the first
 // one), so on a network-bound store the upload overlaps the write instead of following it. close()
-// sends the rest and completes. The object appears only at completion, after the whole-chunk
-// check: a partial, rejected or abandoned chunk never shows, and its upload is aborted.
+// sends the rest and completes. The pieces of one O_DIRECT write arrive out of order (the kernel
+// sends them all at once, to several FUSE threads), so pieces written past a gap are remembered
+// and join the prefix when the gap fills. The object appears only at completion, after the
+// whole-chunk check: a partial, rejected or abandoned chunk never shows, and its upload is aborted.
 //
 // Anything that may change bytes already sent (a write behind them, a truncate, a rename to
 // another key) makes the early upload unusable; close() then uploads the spool file the normal way
@@ -19,6 +22,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -60,6 +64,9 @@ class EarlyUpload {
     std::vector<CompletedPart> parts GUARDED_BY(mu);
   };
   uint64_t sent_end() const { return static_cast<uint64_t>(next_part_) * part_size_; }
+  // Records bytes [start, end) as written and extends the gap-free prefix. False when too many
+  // out-of-order ranges are pending.
+  bool AddWritten(uint64_t start, uint64_t end);
   // Sends parts up to (not including) part index `end`, bounded by `size`. With `wait`, blocks
   // for room in flight; without, stops when the parallelism is used up.
   Status SendParts(int end, uint64_t size, bool wait);
@@ -75,7 +82,10 @@ class EarlyUpload {
   bool valid_ = true;
   bool finished_ = false;    // completed or aborted
   uint64_t contiguous_ = 0;  // bytes written from offset 0 without a gap
-  int next_part_ = 0;        // parts sent so far (0-based index of the next one)
+  // Ranges written past the first gap (start -> end, disjoint, not touching): they join the
+  // prefix when the gap fills. Bounded by kMaxPending; random writes give up the early upload.
+  std::map<uint64_t, uint64_t> pending_;
+  int next_part_ = 0;  // parts sent so far (0-based index of the next one)
 };
 
 }  // namespace kvfs

@@ -2,10 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <condition_variable>
-#include <mutex>
-#include <vector>
-
 namespace kvfs {
 
 namespace {
@@ -86,57 +82,11 @@ Result<ObjectInfo> Uploader::PutOnce(const std::string& key, int fd, uint64_t si
 
 Result<ObjectInfo> Uploader::Multipart(const std::string& key, int fd, uint64_t size,
                                        bool conditional) {
-  KVFS_ASSIGN_OR_RETURN(std::string upload_id, store_->CreateMultipartUpload(key));
-  const uint64_t part_size = options_.multipart_part_size;
-  const int nparts = static_cast<int>((size + part_size - 1) / part_size);
-
-  // Parts go out with at most upload_parallelism in flight; callbacks (on the store's I/O thread)
-  // only record the result and wake this thread.
-  std::mutex mu;
-  std::condition_variable cv;
-  int in_flight = 0;
-  Status first_error;
-  std::vector<CompletedPart> parts(nparts);
-  for (int i = 0; i < nparts; ++i) {
-    {
-      std::unique_lock<std::mutex> l(mu);
-      cv.wait(l, [&] { return in_flight < options_.upload_parallelism || !first_error.ok(); });
-      if (!first_error.ok()) break;
-      ++in_flight;
-    }
-    uint64_t off = static_cast<uint64_t>(i) * part_size;
-    uint64_t len = std::min(part_size, size - off);
-    store_->UploadPartAsync(key, upload_id, i + 1, Body::FromFile(fd, off, len),
-                            [&, i](Result<std::string> etag) {
-                              std::lock_guard<std::mutex> l(mu);
-                              if (etag.ok()) {
-                                parts[i] = CompletedPart{i + 1, *etag};
-                              } else if (first_error.ok()) {
-                                first_error = etag.status();
-                              }
-                              --in_flight;
-                              cv.notify_all();
-                            });
-  }
-  {
-    std::unique_lock<std::mutex> l(mu);
-    cv.wait(l, [&] { return in_flight == 0; });
-  }
-  if (first_error.ok()) {
-    PutOptions opts;
-    opts.if_none_match = conditional;
-    auto r = store_->CompleteMultipartUpload(key, upload_id, parts, opts);
-    if (r.ok()) {
-      if (r->size == 0) r->size = size;
-      return r;
-    }
-    first_error = r.status();
-  }
-  Status abort = store_->AbortMultipartUpload(key, upload_id);
-  if (!abort.ok()) {
-    spdlog::warn("aborting multipart upload of {} failed: {}", key, abort.ToString());
-  }
-  return first_error;
+  // The same parallel part upload as the parts sent while writing, all of it now: parts go out
+  // with at most upload_parallelism in flight, and a failure aborts the upload.
+  EarlyUpload upload(store_.get(), key, fd, options_.multipart_part_size,
+                     options_.upload_parallelism);
+  return upload.Complete(size, conditional);
 }
 
 }  // namespace kvfs

@@ -64,6 +64,40 @@ TEST_F(EarlyUploadTest, PartsGoOutBeforeCloseAndTheObjectOnlyAtClose) {
   EXPECT_EQ(*ReadFile("c"), data);
 }
 
+TEST_F(EarlyUploadTest, PiecesArrivingOutOfOrderStillSendPartsEarly) {
+  // The pieces of one O_DIRECT write reach the daemon on several FUSE threads at once, in any
+  // order: here each run of four 64-byte pieces arrives last to first.
+  const std::string data = Bytes(3 * kPart + 64, 9);
+  uint64_t fh = Create("od");
+  constexpr uint64_t kPiece = 64;
+  for (uint64_t group = 0; group < data.size(); group += 4 * kPiece) {
+    for (int i = 3; i >= 0; i--) {
+      const uint64_t off = group + i * kPiece;
+      if (off < data.size()) Write(fh, off, data.substr(off, kPiece));
+    }
+  }
+  EXPECT_EQ(counts().upload_part.load(), 3u);  // every whole part, before close
+  EXPECT_EQ(mem_->ObjectCount(), 0u);
+  ASSERT_TRUE(Close(fh).ok());
+  EXPECT_EQ(counts().complete_mpu.load(), 1u);
+  EXPECT_EQ(counts().abort_mpu.load(), 0u);
+  EXPECT_EQ(mem_->GetObject("p/od"), data);
+}
+
+TEST_F(EarlyUploadTest, ScatteredWritesFallBackToTheUploadAtClose) {
+  // More separate ranges past a gap than an early upload remembers: it gives up, and close
+  // uploads the finished file the normal way.
+  std::string data = Bytes(2 * kPart * 10, 10);
+  uint64_t fh = Create("sc");
+  for (uint64_t off = 1; off < data.size(); off += 2) Write(fh, off, data.substr(off, 1));
+  for (uint64_t off = 0; off < data.size(); off += 2) Write(fh, off, data.substr(off, 1));
+  EXPECT_EQ(counts().upload_part.load(), 0u);
+  ASSERT_TRUE(Close(fh).ok());
+  EXPECT_EQ(counts().put.load(), 1u);
+  EXPECT_EQ(mem_->GetObject("p/sc"), data);
+  EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+}
+
 TEST_F(EarlyUploadTest, SmallFilesStayOnePut) {
   ASSERT_TRUE(WriteFile("s", Bytes(kPart - 1, 2)).ok());
   EXPECT_EQ(counts().create_mpu.load(), 0u);
