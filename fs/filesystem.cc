@@ -273,7 +273,10 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags) {
     lf = node.local;
     if (!lf) {
       KVFS_ASSIGN_OR_RETURN(h->remote, reader_->Open(key, node.info));
-      return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/true};
+      // O_DIRECT opens bypass the page cache anyway, and FOPEN_DIRECT_IO would turn the kernel's
+      // parallel requests for them into sequential ones.
+      const bool direct_io = !options_.page_cache && h->remote->Local() && !(flags & O_DIRECT);
+      return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/true, direct_io};
     }
   } else {
     lf = FindLocal(key);

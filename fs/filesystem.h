@@ -31,6 +31,7 @@
 //   an uploaded file                                                          ENOTSUP
 //   rmdir of a non-empty directory                                            EEXIST
 //   an object changed under an open handle                                    ESTALE
+//   shared mmap of a file read from the cache, page_cache false (the kernel)  ENODEV
 //   utimes/touch of an existing file: accepted, ignored
 //
 // Thread-safety: all methods may be called from many threads at once. Locks, in the order they
@@ -87,6 +88,8 @@ struct SetAttrRequest {
 struct OpenResult {
   uint64_t fh = 0;
   bool keep_cache = false;  // the bytes cannot change: the kernel may keep its page cache
+  // Bypass the kernel's page cache for this open (FOPEN_DIRECT_IO); see FsOptions::page_cache.
+  bool direct_io = false;
 };
 
 struct DirEntry {

@@ -41,6 +41,14 @@ struct FsOptions {
   // overlaps the write. Files reaching one multipart_part_size are then stored as multipart
   // uploads even below multipart_threshold.
   bool upload_while_writing = true;
+  // Whether the kernel may keep the pages of uploaded files in its page cache. false: buffered
+  // opens of files served from the local cache (hits, and downloads into it) bypass it
+  // (FOPEN_DIRECT_IO): their bytes go from the cache file straight into the reader's buffer, one
+  // copy less - cold whole-chunk reads 1.2-1.35x, hits with a cold page cache ~1.6x faster
+  // (bench/ANALYSIS.md) - and are held in memory once, in the cache directory, not twice.
+  // Shared mmap(2) of such files then fails with ENODEV (private mappings work). true: the page
+  // cache is used and kept across opens (a chunk read again at once comes from memory).
+  bool page_cache = false;
   // fnmatch(3) patterns of names kept local (never uploaded under that name); renaming such a
   // file to a non-matching name uploads it under the new name.
   std::vector<std::string> temp_patterns = {"*.tmp"};

@@ -194,7 +194,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!r.ok()) return ReplyErr(req, r.status());
   fi->fh = r->fh;
   fi->keep_cache = r->keep_cache;
-  fi->direct_io = 0;
+  fi->direct_io = r->direct_io;
   if (fuse_reply_open(req, fi) == -ENOENT) FsOf(req).Release(r->fh);  // the caller went away
 }
 

@@ -61,6 +61,7 @@ struct KvfsConfig {
   bool upload_while_writing = true;
 
   // --- FUSE ---
+  bool page_cache = false;   // let the kernel cache chunk pages too (FsOptions::page_cache)
   uint64_t statfs_size = 0;  // size statfs reports; 0: cache_size
   bool allow_other = false;
   bool read_only = false;

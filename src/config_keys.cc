@@ -388,6 +388,8 @@ std::vector<ConfigKey> BuildTable() {
   t.push_back(BoolKey(
       "upload_while_writing", [](KvfsConfig & c) -> auto& { return c.upload_while_writing; }));
   // FUSE and process.
+  t.push_back(BoolKey(
+      "page_cache", [](KvfsConfig & c) -> auto& { return c.page_cache; }));
   t.push_back(SizeKey(
       "statfs_size", [](KvfsConfig & c) -> auto& { return c.statfs_size; }, 0, kMaxSize));
   t.push_back(BoolKey(

@@ -39,6 +39,7 @@ FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix,
   o.fanout_hex_chars = c.fanout;
   o.subdirectories = c.subdirectories;
   o.upload_while_writing = c.upload_while_writing;
+  o.page_cache = c.page_cache;
   o.spool_dir = spool_dir;
   o.statfs_total_bytes = c.statfs_size != 0 ? c.statfs_size : c.cache_size;
   return o;

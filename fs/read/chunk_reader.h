@@ -33,6 +33,9 @@ class ReadHandle {
   virtual Result<FdRange> ReadFd(uint64_t offset, uint64_t size) {
     return Status::NotSupported("no file-backed reads");
   }
+  // True when every read is served from a local file (a cache entry, or a download into one), so
+  // the kernel's page cache would only hold a second copy of bytes the local cache has.
+  virtual bool Local() const { return false; }
 };
 
 // Thread-safe.

@@ -24,6 +24,7 @@ class CacheHitHandle : public ReadHandle {
       : entry_(std::move(entry)), counters_(counters) {}
   Result<uint64_t> Read(uint64_t offset, uint64_t size, char* buf) override;
   Result<FdRange> ReadFd(uint64_t offset, uint64_t size) override;
+  bool Local() const override { return true; }
 
  private:
   const EntryRef entry_;
@@ -36,6 +37,7 @@ class FetchHandle : public ReadHandle {
       : fetch_(std::move(fetch)), counters_(counters) {}
   Result<uint64_t> Read(uint64_t offset, uint64_t size, char* buf) override;
   Result<FdRange> ReadFd(uint64_t offset, uint64_t size) override;
+  bool Local() const override { return true; }
 
  private:
   const std::shared_ptr<ObjectFetch> fetch_;

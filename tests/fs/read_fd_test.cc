@@ -22,11 +22,11 @@ class ReadFdTest : public FsTestBase {
     FsTestBase::TearDown();
   }
 
-  void MountCached() {
+  void MountCached(uint64_t capacity = 64 << 20) {
     cache_dir_ = spool_.string() + "-cache";
     ChunkCacheOptions co;
     co.dir = cache_dir_;
-    co.capacity = 64 << 20;
+    co.capacity = capacity;
     auto cache = ChunkCache::Open(co);
     ASSERT_TRUE(cache.ok()) << cache.status().ToString();
     cache_ = std::move(cache).value();
@@ -38,13 +38,17 @@ class ReadFdTest : public FsTestBase {
     fs_ = std::move(fs).value();
   }
 
-  uint64_t OpenRead(const std::string& name) {
+  OpenResult Open(const std::string& name, int flags) {
     auto e = fs_->Lookup(1, name);
     EXPECT_TRUE(e.ok()) << e.status().ToString();
-    auto o = fs_->Open(e->attr.ino, O_RDONLY);
+    auto o = fs_->Open(e->attr.ino, flags);
     EXPECT_TRUE(o.ok()) << o.status().ToString();
-    EXPECT_TRUE(o->keep_cache) << "uploaded objects do not change: keep the page cache";
-    return o->fh;
+    return o.ok() ? *o : OpenResult{};
+  }
+  uint64_t OpenRead(const std::string& name) {
+    OpenResult o = Open(name, O_RDONLY);
+    EXPECT_TRUE(o.keep_cache) << "uploaded objects do not change: keep the page cache";
+    return o.fh;
   }
 
   static std::string PreadAll(const FdRange& r) {
@@ -127,6 +131,54 @@ TEST_F(ReadFdTest, NotSupportedWhereTheAdapterMustCopy) {
   EXPECT_EQ(fs_->ReadFd(t->second.fh, 0, 100).status().code(), StatusCode::kNotSupported);
   EXPECT_TRUE(fs_->Release(t->second.fh).ok());
   EXPECT_EQ(fs_->ReadFd(987654, 0, 100).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(ReadFdTest, BufferedOpensOfLocalCopiesBypassThePageCache) {
+  MountCached(1 << 20);
+  const std::string data = Pattern(300 << 10);
+  mem_->PutObject("p/c.bin", data);
+  // Miss (a download into the cache), then hit: the bytes are in a cache file, so the kernel's
+  // page cache would be a second copy.
+  for (int round = 0; round < 2; ++round) {
+    OpenResult o = Open("c.bin", O_RDONLY);
+    EXPECT_TRUE(o.direct_io) << "round " << round;
+    std::string buf(data.size(), '\0');
+    auto n = fs_->Read(o.fh, 0, buf.size(), buf.data());
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(buf, data);
+    EXPECT_TRUE(fs_->Release(o.fh).ok());
+  }
+  // O_DIRECT opens bypass it anyway; FOPEN_DIRECT_IO would only serialize their requests.
+  OpenResult d = Open("c.bin", O_RDONLY | O_DIRECT);
+  EXPECT_FALSE(d.direct_io);
+  EXPECT_TRUE(fs_->Release(d.fh).ok());
+  // Too large for the cache: streamed with ranged GETs, and the kernel's read-ahead keeps
+  // several of them in flight only through the page cache.
+  mem_->PutObject("p/big.bin", Pattern(2 << 20));
+  OpenResult big = Open("big.bin", O_RDONLY);
+  EXPECT_FALSE(big.direct_io);
+  EXPECT_TRUE(fs_->Release(big.fh).ok());
+  // A file being written is read from its spool, which changes.
+  auto cr = fs_->CreateFile(1, "w.bin", O_CREAT | O_WRONLY);
+  ASSERT_TRUE(cr.ok());
+  EXPECT_FALSE(cr->second.direct_io);
+  ASSERT_TRUE(fs_->Write(cr->second.fh, 0, "w", 1).ok());
+  OpenResult w = Open("w.bin", O_RDONLY);
+  EXPECT_FALSE(w.direct_io);
+  EXPECT_TRUE(fs_->Release(w.fh).ok());
+  EXPECT_TRUE(fs_->Release(cr->second.fh).ok());
+}
+
+TEST_F(ReadFdTest, PageCacheOptionKeepsThePageCache) {
+  options_.page_cache = true;
+  MountCached();
+  mem_->PutObject("p/c.bin", Pattern(100 << 10));
+  for (int round = 0; round < 2; ++round) {
+    OpenResult o = Open("c.bin", O_RDONLY);
+    EXPECT_FALSE(o.direct_io);
+    EXPECT_TRUE(o.keep_cache);
+    EXPECT_TRUE(fs_->Release(o.fh).ok());
+  }
 }
 
 TEST_F(ReadFdTest, DirectReaderHasNoFileBackedReads) {

@@ -102,6 +102,24 @@ def cache_hits(mnt, name, digest, size):
     print("ok: %s read twice, identical; second read a cache hit" % name)
 
 
+def page_cache_bypass(mnt, name, digest):
+    """Chunks served from the local cache are read around the kernel's page cache (page_cache is
+    false by default): buffered reads still give the object's bytes, a private mapping works, and
+    a shared one fails with ENODEV instead of mapping pages the kernel would not keep coherent."""
+    path = os.path.join(mnt, name)
+    for _ in range(2):  # a miss on this node, then a hit
+        with open(path, "rb") as f:
+            assert hashlib.sha256(f.read()).hexdigest() == digest, "buffered read differs: " + name
+    with open(path, "rb") as f:
+        with mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ) as m:
+            assert hashlib.sha256(m[:]).hexdigest() == digest, "private mapping differs: " + name
+
+        def shared():
+            mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ).close()
+        expect_errno(shared, errno.ENODEV, "shared mmap of a cached chunk")
+    print("ok: %s read around the page cache; private mmap works, shared mmap is ENODEV" % name)
+
+
 def xattrs(mnt):
     assert "user.kvfs.stats" in os.listxattr(mnt), "root does not list user.kvfs.stats"
     expect_errno(lambda: os.getxattr(mnt, "user.other"), errno.ENODATA, "root getxattr(other)")
@@ -204,6 +222,8 @@ def main():
         for n, d in m["files"].items():
             with open(os.path.join(b.mnt, n), "rb") as f:
                 assert hashlib.sha256(f.read()).hexdigest() == d, "node B read differs: " + n
+        n1 = sorted(m["files"])[1]
+        page_cache_bypass(b.mnt, n1, m["files"][n1])
         for n in m["removed"]:
             assert not os.path.exists(os.path.join(b.mnt, n))
         data = os.urandom(CHUNK)
