@@ -23,6 +23,9 @@ Phases (--phases, comma separated, run in this order for every thread count and 
   read_cold_odirect  set "d", O_DIRECT readinto
   read_warm          set "b" again (second read)
   read_warm_odirect  set "d" again
+  read_hit           set "b" again after the kernel's page cache is dropped (needs root): a hit
+                     in the filesystem's own cache, as after a restart or once the kernel has
+                     reclaimed the pages (tmpfs files stay in memory)
   lookup             per thread count: os.path.exists on existing names, then on missing names
   all                all of the above in one go (no remount: "cold" is then not cold)
 """
@@ -39,7 +42,7 @@ import time
 MODEL = "meta-llama-Llama-3.1-8B-Instruct"
 MIB = 1 << 20
 ALL_PHASES = ["write", "write_odirect", "ttfb", "read_cold", "read_cold_odirect", "read_warm",
-              "read_warm_odirect", "lookup"]
+              "read_warm_odirect", "read_hit", "lookup"]
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.memcmp.restype = ctypes.c_int
@@ -227,6 +230,13 @@ class Bench:
         if odirect and not self.odirect_ok(size_mib):
             self.emit(dict(rec, skipped=True, note=f"size not a multiple of f_bsize={self.bsize}"))
             return
+        if phase == "read_hit":
+            try:
+                with open("/proc/sys/vm/drop_caches", "w") as f:
+                    f.write("1\n")  # clean page-cache pages only
+            except OSError as e:
+                self.emit(dict(rec, skipped=True, note=f"cannot drop the page cache: {e}"))
+                return
         c = self.content(size_mib)
         names = self.names("d" if odirect else "b", size_mib, threads)
         bufs = self.buffers(size_mib, len(names))

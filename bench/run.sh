@@ -304,7 +304,7 @@ run_fs() {  # run_fs SYSTEM REP: write on one mount, read on a fresh one (cold, 
   fi
   python3 "$BENCH/kvbench.py" --dir "$MNT" --system "$sys" --rep "$rep" --tag "r$rep" \
     --label read-mount --pid "$DAEMON_PID" \
-    --phases ttfb,read_cold,read_cold_odirect,read_warm,read_warm_odirect,lookup \
+    --phases ttfb,read_cold,read_cold_odirect,read_warm,read_warm_odirect,read_hit,lookup \
     "${KVB_COMMON[@]}" || note "$sys" "kvbench read phases failed"
   unmount_dir "$MNT"
   rm -rf "$SHM/cache-$sys"
