@@ -44,7 +44,7 @@ struct FsOptions {
   // Whether the kernel may keep the pages of uploaded files in its page cache. false: buffered
   // opens of files served from the local cache (hits, and downloads into it) bypass it
   // (FOPEN_DIRECT_IO): their bytes go from the cache file straight into the reader's buffer, one
-  // copy less - cold whole-chunk reads 1.2-1.35x, hits with a cold page cache ~1.6x faster
+  // copy less - cold whole-chunk reads 1.07-1.21x, hits with a cold page cache 1.6-1.8x faster
   // (bench/ANALYSIS.md) - and are held in memory once, in the cache directory, not twice.
   // Shared mmap(2) of such files then fails with ENODEV (private mappings work). true: the page
   // cache is used and kept across opens (a chunk read again at once comes from memory).
