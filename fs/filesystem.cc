@@ -12,6 +12,8 @@
 #include <ctime>
 #include <filesystem>
 
+#include "fs/process_state.h"
+
 namespace kvfs {
 
 Result<std::unique_ptr<Filesystem>> Filesystem::Create(std::shared_ptr<ObjectStore> store,
@@ -42,13 +44,19 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
       uploader_(store_, options_),
       meta_(std::chrono::seconds(options_.metadata_ttl_secs), options_.metadata_cache_max_entries,
             clock),
-      listings_(store_, {.ttl = std::chrono::seconds(options_.metadata_ttl_secs)}, clock) {}
+      listings_(store_, {.ttl = std::chrono::seconds(options_.metadata_ttl_secs)}, clock),
+      exiting_(ProcMatchesOwnPid() ? ExitingFn(ProcessIsExiting) : nullptr) {
+  if (!exiting_) {
+    spdlog::warn(
+        "kvfs: /proc does not show this daemon's own pid namespace: closes by dying processes "
+        "cannot be told from live ones, so a writer killed mid-chunk may publish a partial "
+        "chunk unless chunk_sizes is set");
+  }
+}
 
 Filesystem::~Filesystem() {
-  std::lock_guard<std::mutex> l(mu_);
-  if (!local_files_.empty()) {
-    spdlog::info("kvfs: {} local file(s) not uploaded at shutdown (temporary or unfinished)",
-                 local_files_.size());
+  if (size_t n = local_files_.size()) {
+    spdlog::info("kvfs: {} local file(s) not uploaded at shutdown (temporary or unfinished)", n);
   }
 }
 
@@ -86,7 +94,7 @@ std::string Filesystem::Display(const std::vector<std::string>& path) {
 // Resolution and attributes
 
 Result<Filesystem::Node> Filesystem::Resolve(const std::string& key) {
-  std::shared_ptr<LocalFile> lf = FindLocal(key);
+  std::shared_ptr<LocalFile> lf = local_files_.Find(key);
   auto local_node = [&] {
     Node node;
     node.kind = MetaEntry::kFile;
@@ -211,9 +219,6 @@ Result<FileAttr> Filesystem::SetAttr(uint64_t ino, const SetAttrRequest& req,
   }
   if (req.size && *req.size != cur.size) {
     if (cur.is_dir) return Status::InvalidArgument("cannot truncate a directory");
-    if (*req.size > options_.max_chunk_bytes) {
-      return Status::ResourceExhausted("truncate past max_chunk_bytes on " + what);
-    }
     std::shared_ptr<LocalFile> lf;
     if (fh) {
       auto h = GetHandle(*fh);
@@ -223,14 +228,11 @@ Result<FileAttr> Filesystem::SetAttr(uint64_t ino, const SetAttrRequest& req,
       auto path = PathOf(ino);
       if (path.ok()) {
         auto key = codec_.FileKey(*path);
-        if (key.ok()) lf = FindLocal(*key);
+        if (key.ok()) lf = local_files_.Find(*key);
       }
     }
     if (!lf) return Status::PermissionDenied("cannot truncate an uploaded file (" + what + ")");
-    std::lock_guard<std::mutex> l(lf->mu);
-    if (!lf->failed.ok()) return lf->failed;
-    KVFS_RETURN_IF_ERROR(lf->TruncateLocked(*req.size));
-    lf->dirty = true;
+    KVFS_RETURN_IF_ERROR(lf->Truncate(*req.size));
     cur.size = *req.size;
   }
   return cur;
@@ -239,21 +241,15 @@ Result<FileAttr> Filesystem::SetAttr(uint64_t ino, const SetAttrRequest& req,
 // ---------------------------------------------------------------------------------------------
 // Handles, open and read
 
-std::shared_ptr<LocalFile> Filesystem::FindLocal(const std::string& key) const {
-  std::lock_guard<std::mutex> l(mu_);
-  auto it = local_files_.find(key);
-  return it == local_files_.end() ? nullptr : it->second;
-}
-
 Result<std::shared_ptr<Filesystem::Handle>> Filesystem::GetHandle(uint64_t fh) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = handles_.find(fh);
   if (it == handles_.end()) return Status::InvalidArgument("bad file handle");
   return it->second;
 }
 
 uint64_t Filesystem::AddHandle(std::shared_ptr<Handle> h) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   uint64_t fh = next_fh_++;
   handles_[fh] = std::move(h);
   return fh;
@@ -263,53 +259,21 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags) {
   KVFS_ASSIGN_OR_RETURN(auto path, PathOf(ino));
   if (path.empty() || inodes_.IsDir(ino)) return Status::InvalidArgument("is a directory");
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  if ((flags & O_ACCMODE) != O_RDONLY) return OpenForWrite(ino, path, key, flags);
+  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
+  if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
   auto h = std::make_shared<Handle>();
   h->ino = ino;
-  h->writable = (flags & O_ACCMODE) != O_RDONLY;
-  std::shared_ptr<LocalFile> lf;
-  if (!h->writable) {
-    KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
-    if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
-    lf = node.local;
-    if (!lf) {
-      KVFS_ASSIGN_OR_RETURN(h->remote, reader_->Open(key, node.info));
-      // O_DIRECT opens bypass the page cache anyway, and FOPEN_DIRECT_IO would turn the kernel's
-      // parallel requests for them into sequential ones.
-      const bool direct_io = !options_.page_cache && h->remote->Local() && !(flags & O_DIRECT);
-      return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/true, direct_io};
-    }
-  } else {
-    lf = FindLocal(key);
-    bool fresh = !lf;
-    if (lf && (flags & O_TRUNC)) {
-      // O_TRUNC on a file another handle is writing: this writer gets its own version, so two
-      // writers of one name never truncate each other's bytes.
-      std::lock_guard<std::mutex> l(lf->mu);
-      fresh = lf->handles > 0 || !lf->failed.ok();
-    }
-    if (fresh) {
-      // Opening an existing object for writing starts a new, empty version (O_TRUNC or not): the
-      // engines rewrite whole chunks, and downloading a chunk only to overwrite it is waste.
-      if (!lf) {
-        KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
-        if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
-      }
-      if (flags & O_APPEND) {
-        return Status::NotSupported("appending to an uploaded file is not supported: " + key);
-      }
-      KVFS_ASSIGN_OR_RETURN(lf, NewLocal(key, Display(path), IsTempName(path.back()),
-                                         inodes_.ParentOf(ino), path.back()));
-    }
+  if (node.local) {  // a file being written here, or a temp file: its local bytes
+    KVFS_RETURN_IF_ERROR(node.local->Attach(/*writer=*/false, /*truncate=*/false));
+    h->local = std::move(node.local);
+    return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/false};
   }
-  std::lock_guard<std::mutex> l(lf->mu);
-  if (!lf->failed.ok()) return lf->failed;
-  if (h->writable && (flags & O_TRUNC) && lf->size > 0) {
-    KVFS_RETURN_IF_ERROR(lf->TruncateLocked(0));
-    lf->dirty = true;
-  }
-  lf->handles++;
-  h->local = lf;
-  return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/false};
+  KVFS_ASSIGN_OR_RETURN(h->remote, reader_->Open(key, node.info));
+  // O_DIRECT opens bypass the page cache anyway, and FOPEN_DIRECT_IO would turn the kernel's
+  // parallel requests for them into sequential ones.
+  const bool direct_io = !options_.page_cache && h->remote->Local() && !(flags & O_DIRECT);
+  return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/true, direct_io};
 }
 
 Result<uint64_t> Filesystem::Read(uint64_t fh, uint64_t offset, uint64_t size, char* buf) {
@@ -342,9 +306,6 @@ FsStat Filesystem::StatFs() const {
   return s;
 }
 
-size_t Filesystem::LocalFileCount() const {
-  std::lock_guard<std::mutex> l(mu_);
-  return local_files_.size();
-}
+size_t Filesystem::LocalFileCount() const { return local_files_.size(); }
 
 }  // namespace kvfs

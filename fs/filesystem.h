@@ -35,9 +35,10 @@
 //   utimes/touch of an existing file: accepted, ignored
 //
 // Thread-safety: all methods may be called from many threads at once. Locks, in the order they
-// may be taken: LocalFile::mu (held across the upload of that one file) -> Filesystem::mu_
-// (short: maps of handles and local files) -> InodeTable / MetaCache internal mutexes (leaves).
-// No lock is held across a store request except LocalFile::mu.
+// may be taken: LocalFile::mu_ (held across the upload of that one file) -> LocalFiles::mu_ ->
+// nothing; Filesystem::mu_ (short: maps of handles and directory snapshots), InodeTable and
+// MetaCache internal mutexes are leaves, never held while another lock is taken. No lock is held
+// across a store request except LocalFile::mu_.
 #pragma once
 
 #include <sys/types.h>
@@ -54,6 +55,7 @@
 #include "fs/fs_options.h"
 #include "fs/inode_table.h"
 #include "fs/local_file.h"
+#include "fs/local_files.h"
 #include "fs/meta_cache.h"
 #include "fs/name_codec.h"
 #include "fs/read/chunk_reader.h"
@@ -119,6 +121,9 @@ class Filesystem {
   const FsOptions& options() const { return options_; }
   double entry_timeout_secs() const { return options_.metadata_ttl_secs; }
   void set_invalidate_fn(InvalidateFn fn) { invalidate_ = std::move(fn); }
+  // Whether process `pid` is exiting (fs/process_state.h by default); tests replace it.
+  using ExitingFn = std::function<bool(pid_t)>;
+  void set_exiting_fn(ExitingFn fn) { exiting_ = std::move(fn); }
 
   // --- Names (lookup adds one kernel reference to the returned inode) ---
   Result<FsEntry> Lookup(uint64_t parent, const std::string& name);
@@ -151,7 +156,10 @@ class Filesystem {
   Result<FdRange> ReadFd(uint64_t fh, uint64_t offset, uint64_t size,
                          std::shared_ptr<const void>* keep_alive = nullptr);
   Result<uint64_t> Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size);
-  Status Flush(uint64_t fh);
+  // close() of one descriptor, by process `pid` (0: unknown). An explicit close by a live
+  // process commits the file; the implicit close of a dying process (killed, crashed, or exiting
+  // with the file still open) publishes nothing (see LocalFile::Abandon).
+  Status Flush(uint64_t fh, pid_t pid = 0);
   Status Fsync(uint64_t fh);
   Status Release(uint64_t fh);
   Status Unlink(uint64_t parent, const std::string& name);
@@ -192,26 +200,18 @@ class Filesystem {
   FileAttr AttrOf(uint64_t ino, const Node& node) const;
   FileAttr DirAttr(uint64_t ino) const;
 
-  std::shared_ptr<LocalFile> FindLocal(const std::string& key) const EXCLUDES(mu_);
   Result<std::shared_ptr<Handle>> GetHandle(uint64_t fh) const EXCLUDES(mu_);
   uint64_t AddHandle(std::shared_ptr<Handle> h) EXCLUDES(mu_);
 
-  // Write path (fs_write.cc).
-  Status ValidateChunk(uint64_t size, const std::string& display_name) const;
-  // Uploads a dirty, non-temp local file. REQUIRES(f.mu).
-  Status CommitLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self);
-  // A failed commit: the file disappears (no object, no visible file). REQUIRES(f.mu).
-  void FailLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self, const Status& st);
-  // The last handle went away: drop an uploaded file, hand its spool to the reader.
-  void MaybeDropLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self);
-  // A new, empty local file for key that becomes the one the name shows.
-  Result<std::shared_ptr<LocalFile>> NewLocal(const std::string& key, const std::string& display,
-                                              bool temp, uint64_t parent, const std::string& name);
-  // Uploads local file `f` as dst_key (rename of a temp file). REQUIRES(f.mu).
-  Status RenameLocalLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self,
-                           const std::string& dst_key, const std::string& dst_display,
-                           bool dst_temp, bool no_replace,
-                           std::shared_ptr<LocalFile>* replaced_out);
+  // Write path (fs_write.cc). The life of a written file is LocalFile's (fs/local_file.h); these
+  // only find the file, ask it for a transition and record what the transition did.
+  Result<OpenResult> OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
+                                  const std::string& key, int flags);
+  Result<std::shared_ptr<LocalFile>> NewLocal(const std::vector<std::string>& path,
+                                              const std::string& key, uint64_t parent,
+                                              bool created);
+  // Metadata cache, inodes and the kernel's view after a transition.
+  void Apply(const LocalFile::Outcome& out);
 
   const std::shared_ptr<ObjectStore> store_;
   const std::shared_ptr<ChunkReader> reader_;
@@ -222,9 +222,10 @@ class Filesystem {
   MetaCache meta_;
   DirListingCache listings_;  // negative lookups from a recent directory listing
   InvalidateFn invalidate_;   // set before the session starts
+  ExitingFn exiting_;         // set before the session starts
+  LocalFiles local_files_;    // what each key being written shows
 
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<LocalFile>> local_files_ GUARDED_BY(mu_);
+  mutable Mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Handle>> handles_ GUARDED_BY(mu_);
   std::unordered_map<uint64_t, std::shared_ptr<const std::vector<DirEntry>>> dirs_ GUARDED_BY(mu_);
   uint64_t next_fh_ GUARDED_BY(mu_) = 1;

@@ -46,11 +46,8 @@ Result<uint64_t> Filesystem::OpenDir(uint64_t ino) {
     if (!page->truncated) break;
     req.continuation_token = page->next_continuation_token;
   }
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    for (const auto& [key, lf] : local_files_) {
-      if (auto name = codec_.NameOfKey(prefix, key)) names.emplace(*name, false);
-    }
+  for (const std::string& key : local_files_.KeysWithPrefix(prefix)) {
+    if (auto name = codec_.NameOfKey(prefix, key)) names.emplace(*name, false);
   }
   auto entries = std::make_shared<std::vector<DirEntry>>();
   entries->push_back({".", ino, true});
@@ -59,21 +56,21 @@ Result<uint64_t> Filesystem::OpenDir(uint64_t ino) {
     auto known = inodes_.Find(ino, name);
     entries->push_back({name, known ? *known : SyntheticIno(prefix + name), is_dir});
   }
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   uint64_t fh = next_fh_++;
   dirs_[fh] = std::move(entries);
   return fh;
 }
 
 Result<std::shared_ptr<const std::vector<DirEntry>>> Filesystem::ReadDir(uint64_t dir_fh) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = dirs_.find(dir_fh);
   if (it == dirs_.end()) return Status::InvalidArgument("bad directory handle");
   return it->second;
 }
 
 void Filesystem::ReleaseDir(uint64_t dir_fh) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   dirs_.erase(dir_fh);
 }
 
@@ -87,16 +84,11 @@ Result<FsEntry> Filesystem::Mkdir(uint64_t parent, const std::string& name) {
   if (node.ok()) return Status::AlreadyExists("mkdir: exists: " + Display(path));
   if (node.status().code() != StatusCode::kNotFound) return node.status();
   PutOptions opts;
-  opts.if_none_match = options_.conditional_create;
+  opts.if_none_match = true;
   auto put = store_->Put(key + "/", Body::FromMemory("", 0), opts);
+  // A marker already exists: another node made the directory.
   if (!put.ok() && put.status().code() == StatusCode::kAlreadyExists) {
-    // A marker already exists (another node made the directory): that is the same directory -
-    // unless the server refused a new key (RGW), then write it plainly.
-    if (store_->Head(key + "/").status().code() == StatusCode::kNotFound) {
-      put = store_->Put(key + "/", Body::FromMemory("", 0), PutOptions{});
-    } else {
-      return Status::AlreadyExists("mkdir: exists: " + Display(path));
-    }
+    return Status::AlreadyExists("mkdir: exists: " + Display(path));
   }
   if (!put.ok()) return put.status().Annotate("mkdir " + Display(path));
   meta_.PutDir(key);
@@ -113,12 +105,7 @@ Status Filesystem::Rmdir(uint64_t parent, const std::string& name) {
   KVFS_ASSIGN_OR_RETURN(ListResult lr, store_->List(req));
   bool empty = lr.common_prefixes.empty();
   for (const auto& o : lr.objects) empty = empty && o.key == prefix;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    for (const auto& [key, lf] : local_files_) {
-      if (key.compare(0, prefix.size(), prefix) == 0) empty = false;
-    }
-  }
+  if (!local_files_.KeysWithPrefix(prefix).empty()) empty = false;
   // rmdir(2) allows EEXIST for a non-empty directory (errno map: kAlreadyExists -> EEXIST).
   if (!empty) return Status::AlreadyExists("rmdir: directory not empty: " + Display(path));
   KVFS_RETURN_IF_ERROR(store_->Delete(prefix));
@@ -130,21 +117,9 @@ Status Filesystem::Rmdir(uint64_t parent, const std::string& name) {
 Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
-  std::shared_ptr<LocalFile> lf;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = local_files_.find(key);
-    if (it != local_files_.end()) {
-      lf = it->second;
-      local_files_.erase(it);
-    }
-  }
-  bool was_temp = false;
-  if (lf) {
-    std::lock_guard<std::mutex> l(lf->mu);
-    lf->unlinked = true;  // open handles keep their bytes, but nothing is uploaded any more
-    was_temp = lf->temp;
-  }
+  std::shared_ptr<LocalFile> lf = local_files_.Take(key);
+  // Open handles keep their bytes, but nothing is uploaded any more.
+  const bool was_temp = lf && lf->Discard();
   if (was_temp) {  // local only: nothing remote to remove
     inodes_.Detach(parent, name);
     return Status::OK();
@@ -176,49 +151,6 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
   return Status::OK();
 }
 
-Status Filesystem::RenameLocalLocked(LocalFile& f, const std::shared_ptr<LocalFile>& self,
-                                     const std::string& dst_key, const std::string& dst_display,
-                                     bool dst_temp, bool no_replace,
-                                     std::shared_ptr<LocalFile>* replaced_out) {
-  if (!f.failed.ok()) return f.failed;
-  if (!dst_temp) {
-    // Upload under the final name; the rename returns only when the object is durable. On
-    // failure the source stays as it was (POSIX: a failed rename changes nothing).
-    KVFS_RETURN_IF_ERROR(ValidateChunk(f.size, dst_display));
-    auto info = uploader_.Upload(dst_key, f.fd(), f.size, dst_display, no_replace);
-    if (!info.ok()) {
-      spdlog::warn("kvfs: rename of '{}' to '{}': {}", f.display_name, dst_display,
-                   info.status().ToString());
-      return info.status();
-    }
-    info->key = dst_key;
-    f.uploaded = *info;
-    f.dirty = false;
-    meta_.PutFile(*info);
-  }
-  std::shared_ptr<LocalFile> replaced;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = local_files_.find(f.key);
-    if (it != local_files_.end() && it->second == self) local_files_.erase(it);
-    auto dst = local_files_.find(dst_key);
-    if (dst != local_files_.end()) {
-      replaced = dst->second;
-      local_files_.erase(dst);
-    }
-    if (dst_temp || f.handles > 0) local_files_[dst_key] = self;
-  }
-  meta_.Erase(f.key);
-  f.key = dst_key;
-  f.display_name = dst_display;
-  f.SetTempLocked(dst_temp);
-  if (replaced.get() != &f) *replaced_out = std::move(replaced);
-  if (!dst_temp && f.handles == 0) {
-    f.adopted = reader_->AdoptWritten(f.key, *f.uploaded, f.spool_path());
-  }
-  return Status::OK();
-}
-
 Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new_parent,
                           const std::string& new_name, unsigned int flags) {
   if (flags & RENAME_EXCHANGE) return Status::NotSupported("rename: RENAME_EXCHANGE");
@@ -237,21 +169,17 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     if (dst.status().code() != StatusCode::kNotFound) return dst.status();
   }
   auto src_ino = inodes_.Find(parent, name);
-  if (auto lf = FindLocal(src_key)) {
+  if (auto lf = local_files_.Find(src_key)) {
     std::shared_ptr<LocalFile> replaced;
-    {
-      std::lock_guard<std::mutex> l(lf->mu);
-      KVFS_RETURN_IF_ERROR(RenameLocalLocked(*lf, lf, dst_key, Display(dst_path),
-                                             IsTempName(new_name), no_replace, &replaced));
-      lf->parent_ino = new_parent;
-      lf->name = new_name;
-    }
-    if (replaced) {
-      // A local file that had the target name is gone. Marked after lf->mu is released: two
-      // LocalFile locks are never held at once.
-      std::lock_guard<std::mutex> l(replaced->mu);
-      replaced->unlinked = true;
-    }
+    LocalFile::Place dst{dst_key, Display(dst_path), new_parent, new_name};
+    LocalFile::Outcome out =
+        lf->RenameTo(std::move(dst), IsTempName(new_name), no_replace, &replaced);
+    if (out.kind == LocalFile::Outcome::kRejected || !out.status.ok()) return out.status;
+    meta_.Erase(out.place.key);
+    if (out.kind == LocalFile::Outcome::kPublished) meta_.PutFile(out.info);
+    // A local file that had the target name is gone. Discarded after lf's lock is released:
+    // two LocalFile locks are never held at once.
+    if (replaced) replaced->Discard();
   } else {
     KVFS_ASSIGN_OR_RETURN(Node node, Resolve(src_key));
     if (node.kind == MetaEntry::kDir) {

@@ -54,9 +54,6 @@ struct FsOptions {
   std::vector<std::string> temp_patterns = {"*.tmp"};
   UnlinkPolicy unlink_policy = UnlinkPolicy::kRemote;
   ExistsPolicy exists_policy = ExistsPolicy::kSameSizeOk;
-  // Uploads use If-None-Match: * so exactly one of several writers creates a name. Some servers
-  // answer 412 wrongly on new keys; kvfs then checks with HEAD and falls back to a plain PUT.
-  bool conditional_create = true;
   // Lifetime of cached lookups (positive and negative), also handed to the kernel. 0: no caching.
   uint32_t metadata_ttl_secs = 30;
   // Upper bound on cached lookups; beyond it expired entries are dropped, then all.

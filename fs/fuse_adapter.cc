@@ -248,7 +248,8 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
 }
 
 void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  fuse_reply_err(req, ToErrno(FsOf(req).Flush(fi->fh)));
+  // The closing task's pid tells an explicit close from a dying process's implicit one.
+  fuse_reply_err(req, ToErrno(FsOf(req).Flush(fi->fh, fuse_req_ctx(req)->pid)));
 }
 
 void OpFsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {

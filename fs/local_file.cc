@@ -1,57 +1,214 @@
 #include "fs/local_file.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <ctime>
 
 namespace kvfs {
 
-Result<std::shared_ptr<LocalFile>> LocalFile::Create(const std::string& spool_dir, std::string key,
-                                                     std::string display_name, bool temp) {
+const char* ToString(LocalFile::State s) {
+  switch (s) {
+    case LocalFile::State::kClean:
+      return "clean";
+    case LocalFile::State::kDirty:
+      return "dirty";
+    case LocalFile::State::kAbandoned:
+      return "abandoned";
+    case LocalFile::State::kCommitted:
+      return "committed";
+    case LocalFile::State::kFailed:
+      return "failed";
+    case LocalFile::State::kDiscarded:
+      return "discarded";
+  }
+  return "?";
+}
+
+Result<std::shared_ptr<LocalFile>> LocalFile::Create(const Env& env, Place place, bool temp,
+                                                     bool created) {
   static std::atomic<uint64_t> counter{0};
-  std::string path =
-      spool_dir + "/spool-" + std::to_string(getpid()) + "-" + std::to_string(counter.fetch_add(1));
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  std::string path = env.options->spool_dir + "/spool-" + std::to_string(getpid()) + "-" +
+                     std::to_string(counter.fetch_add(1));
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return Status::FromErrno(errno, "creating spool file " + path);
-  std::shared_ptr<LocalFile> f(new LocalFile(fd, std::move(path)));
-  std::lock_guard<std::mutex> l(f->mu);
-  f->key = std::move(key);
-  f->display_name = std::move(display_name);
-  f->SetTempLocked(temp);
+  std::string key = place.key;
+  std::shared_ptr<LocalFile> f(new LocalFile(env, fd, std::move(path), std::move(place), temp));
+  {
+    MutexLock l(&f->mu_);
+    if (created) f->DirtyLocked();
+    f->handles_ = 1;
+  }
+  // The newest writer owns the name; an older LocalFile of that key keeps its open handles and
+  // still commits on its own close (conditional create decides between them).
+  env.files->Put(key, f);
   return f;
 }
 
-LocalFile::LocalFile(int fd, std::string spool_path)
-    : fd_(fd), spool_path_(std::move(spool_path)), mtime_sec_(time(nullptr)) {}
-
-LocalFile::~LocalFile() {
-  early.reset();  // waits for parts still reading the spool fd, and aborts an unused upload
-  close(fd_);
-  // No lock needed: no one else holds a reference any more.
-  if (!adopted) unlink(spool_path_.c_str());
+LocalFile::LocalFile(const Env& env, int fd, std::string spool_path, Place place, bool temp)
+    : env_(env), fd_(fd), spool_path_(std::move(spool_path)), mtime_sec_(time(nullptr)) {
+  MutexLock l(&mu_);
+  place_ = std::move(place);
+  temp_ = temp;
+  temp_atomic_.store(temp);
 }
 
-Status LocalFile::WriteLocked(uint64_t offset, const char* data, uint64_t n) {
+LocalFile::~LocalFile() {
+  MutexLock l(&mu_);  // no one else holds a reference any more; taken for the analysis
+  early_.reset();     // waits for parts still reading the spool fd; aborts an unused upload
+  close(fd_);
+  if (!adopted_) unlink(spool_path_.c_str());
+}
+
+LocalFile::State LocalFile::state() const {
+  MutexLock l(&mu_);
+  return state_;
+}
+
+LocalFile::Place LocalFile::place() const {
+  MutexLock l(&mu_);
+  return place_;
+}
+
+bool LocalFile::Ended() const {
+  MutexLock l(&mu_);
+  return state_ == State::kFailed || state_ == State::kDiscarded;
+}
+
+void LocalFile::SetSizeLocked(uint64_t s) {
+  size_ = s;
+  size_atomic_.store(s);
+}
+
+void LocalFile::DirtyLocked() {
+  if (state_ == State::kClean || state_ == State::kCommitted) {
+    state_ = State::kDirty;
+    uploaded_.reset();
+    created_object_ = false;
+  }
+}
+
+Status LocalFile::CheckWholeLocked(uint64_t size, const std::string& display) const {
+  const auto& sizes = env_.options->chunk_sizes;
+  bool whole =
+      sizes.empty() ? size > 0 : std::find(sizes.begin(), sizes.end(), size) != sizes.end();
+  if (whole) return Status::OK();
+  std::string allowed;
+  for (uint64_t s : sizes) allowed += (allowed.empty() ? "" : ", ") + std::to_string(s);
+  if (allowed.empty()) allowed = "any non-empty size";
+  return Status::InvalidArgument("rejected '" + display + "': " + std::to_string(size) +
+                                 " bytes is not a whole chunk (chunk sizes: " + allowed + ")");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handles
+
+Status LocalFile::Attach(bool writer, bool truncate) {
+  MutexLock l(&mu_);
+  if (state_ == State::kFailed || state_ == State::kDiscarded) return failure_;
+  if (writer && truncate && size_ > 0) {
+    if (early_) early_->Invalidate();
+    if (ftruncate(fd_, 0) != 0) {
+      return Status::FromErrno(errno, "truncating spool file for '" + place_.display + "'");
+    }
+    SetSizeLocked(0);
+    DirtyLocked();
+  }
+  ++handles_;
+  return Status::OK();
+}
+
+bool LocalFile::ReuseIdleTemp(bool truncate) {
+  MutexLock l(&mu_);
+  if (!temp_ || handles_ > 0 || state_ == State::kFailed || state_ == State::kDiscarded) {
+    return false;
+  }
+  if (truncate) {
+    if (ftruncate(fd_, 0) != 0) return false;
+    SetSizeLocked(0);
+  }
+  DirtyLocked();
+  ++handles_;
+  return true;
+}
+
+LocalFile::Outcome LocalFile::Release(bool writer) {
+  MutexLock l(&mu_);
+  Outcome out;
+  if (writer && state_ == State::kDirty && !temp_) {
+    // Normally a flush committed already; this covers bytes written after the last one.
+    out = CommitLocked();
+  }
+  if (--handles_ == 0) {
+    if (state_ == State::kAbandoned) {
+      // No live process closed it after the dying one: the bytes are whatever that process had
+      // written when it died, never a chunk to publish.
+      state_ = State::kDiscarded;
+      failure_ = Status::NotFound("'" + place_.display + "' was abandoned by a dying writer");
+    }
+    const bool ended = state_ == State::kFailed || state_ == State::kDiscarded;
+    // A temporary file stays (locally) until it is renamed or unlinked.
+    if (!temp_ || ended) env_.files->EraseIf(place_.key, this);
+    MaybeAdoptLocked();
+  }
+  return out;
+}
+
+void LocalFile::MaybeAdoptLocked() {
+  // Only bytes that are the object: after a lost create race the store holds another writer's
+  // object of that name, which may differ from this spool.
+  if (state_ == State::kCommitted && created_object_ && uploaded_ && !adopted_ && !temp_) {
+    adopted_ = env_.reader->AdoptWritten(place_.key, *uploaded_, spool_path_);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bytes
+
+Result<uint64_t> LocalFile::Write(uint64_t offset, const char* data, uint64_t n) {
+  const FsOptions& o = *env_.options;
+  MutexLock l(&mu_);
+  if (offset > o.max_chunk_bytes || n > o.max_chunk_bytes - offset) {
+    return Status::ResourceExhausted("write past max_chunk_bytes (" +
+                                     std::to_string(o.max_chunk_bytes) + ") in '" + place_.display +
+                                     "'");
+  }
+  if (state_ == State::kFailed) return failure_;
   uint64_t done = 0;
   while (done < n) {
     ssize_t w = pwrite(fd_, data + done, n - done, static_cast<off_t>(offset + done));
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return Status::FromErrno(errno, "writing spool file for '" + display_name + "'");
+    if (w < 0) return Status::FromErrno(errno, "writing spool file for '" + place_.display + "'");
     done += static_cast<uint64_t>(w);
   }
-  if (offset + n > size) SetSizeLocked(offset + n);
-  return Status::OK();
+  if (offset + n > size_) SetSizeLocked(offset + n);
+  DirtyLocked();
+  if (o.upload_while_writing && !temp_ && state_ == State::kDirty) {
+    if (!early_) {
+      early_ = std::make_unique<EarlyUpload>(env_.store, place_.key, fd_, o.multipart_part_size,
+                                             o.upload_parallelism);
+    }
+    early_->OnWrite(offset, n);
+  }
+  return n;
 }
 
-Status LocalFile::TruncateLocked(uint64_t new_size) {
-  if (early) early->Invalidate();  // bytes already sent may change
+Status LocalFile::Truncate(uint64_t new_size) {
+  MutexLock l(&mu_);
+  if (new_size > env_.options->max_chunk_bytes) {
+    return Status::ResourceExhausted("truncate past max_chunk_bytes in '" + place_.display + "'");
+  }
+  if (state_ == State::kFailed) return failure_;
+  if (early_) early_->Invalidate();  // bytes already sent may change
   if (ftruncate(fd_, static_cast<off_t>(new_size)) != 0) {
-    return Status::FromErrno(errno, "truncating spool file for '" + display_name + "'");
+    return Status::FromErrno(errno, "truncating spool file for '" + place_.display + "'");
   }
   SetSizeLocked(new_size);
+  DirtyLocked();
   return Status::OK();
 }
 
@@ -65,6 +222,133 @@ Result<uint64_t> LocalFile::Read(uint64_t offset, uint64_t n, char* buf) const {
     done += static_cast<uint64_t>(r);
   }
   return done;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transitions
+
+LocalFile::Outcome LocalFile::Commit() {
+  MutexLock l(&mu_);
+  return CommitLocked();
+}
+
+LocalFile::Outcome LocalFile::CommitLocked() {
+  Outcome out;
+  if (state_ == State::kFailed) {
+    out.status = failure_;
+    return out;
+  }
+  // kAbandoned: a live process that shares the descriptor closes it after the dying one did.
+  if ((state_ != State::kDirty && state_ != State::kAbandoned) || temp_) return out;
+  Status st = CheckWholeLocked(size_, place_.display);
+  // Parts sent while writing serve only if they still match this key and these bytes; otherwise
+  // the early upload is aborted here (reset) and the spool uploads the normal way.
+  if (early_ && !(st.ok() && early_->key() == place_.key && early_->Usable(size_))) {
+    early_.reset();
+  }
+  if (st.ok()) {
+    auto up = env_.uploader->Upload(place_.key, fd_, size_, place_.display, /*no_replace=*/false,
+                                    early_.get());
+    early_.reset();
+    if (up.ok()) {
+      up->info.key = place_.key;
+      state_ = State::kCommitted;
+      uploaded_ = up->info;
+      created_object_ = up->created;
+      out.kind = Outcome::kPublished;
+      out.info = up->info;
+      out.place = place_;
+      return out;
+    }
+    st = up.status();
+  }
+  spdlog::warn("kvfs: {}", st.ToString());
+  return FailLocked(std::move(st));
+}
+
+LocalFile::Outcome LocalFile::FailLocked(Status st) {
+  state_ = State::kFailed;
+  failure_ = st;
+  early_.reset();
+  env_.files->EraseIf(place_.key, this);
+  Outcome out;
+  out.kind = Outcome::kDropped;
+  out.status = std::move(st);
+  out.place = place_;
+  return out;
+}
+
+LocalFile::Outcome LocalFile::Abandon(pid_t pid) {
+  MutexLock l(&mu_);
+  Outcome out;
+  if (state_ != State::kDirty || temp_) return out;
+  spdlog::info(
+      "kvfs: '{}' ({} bytes) was closed by exiting process {} without a close() of its own: "
+      "not published",
+      place_.display, size_, pid);
+  state_ = State::kAbandoned;
+  early_.reset();  // aborts the parts sent so far
+  env_.files->EraseIf(place_.key, this);
+  out.kind = Outcome::kDropped;
+  out.place = place_;
+  return out;
+}
+
+bool LocalFile::Discard() {
+  MutexLock l(&mu_);
+  if (state_ != State::kFailed) {
+    state_ = State::kDiscarded;
+    failure_ = Status::NotFound("'" + place_.display + "' was removed");
+    early_.reset();
+  }
+  return temp_;
+}
+
+LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace,
+                                       std::shared_ptr<LocalFile>* replaced) {
+  MutexLock l(&mu_);
+  Outcome out;
+  if (state_ == State::kFailed) {
+    out.status = failure_;
+    return out;
+  }
+  if (!dst_temp) {
+    // Upload under the final name; the rename returns only when the object is durable. On
+    // failure the source stays as it was (POSIX: a failed rename changes nothing).
+    early_.reset();  // parts sent under the old name
+    Status st = CheckWholeLocked(size_, dst.display);
+    if (st.ok()) {
+      auto up = env_.uploader->Upload(dst.key, fd_, size_, dst.display, no_replace);
+      if (up.ok()) {
+        up->info.key = dst.key;
+        state_ = State::kCommitted;
+        uploaded_ = up->info;
+        created_object_ = up->created;
+        out.kind = Outcome::kPublished;
+        out.info = up->info;
+      } else {
+        st = up.status();
+      }
+    }
+    if (!st.ok()) {
+      spdlog::warn("kvfs: rename of '{}' to '{}': {}", place_.display, dst.display, st.ToString());
+      out.kind = Outcome::kRejected;
+      out.status = std::move(st);
+      return out;
+    }
+  }
+  env_.files->EraseIf(place_.key, this);
+  // Open handles (or a temp name) keep it visible under the new name; otherwise the object is.
+  std::shared_ptr<LocalFile> prev = (dst_temp || handles_ > 0)
+                                        ? env_.files->Put(dst.key, shared_from_this())
+                                        : env_.files->Take(dst.key);
+  if (prev.get() != this) *replaced = std::move(prev);
+  out.place = std::move(place_);  // where it was: Filesystem forgets that name
+  place_ = std::move(dst);
+  temp_ = dst_temp;
+  temp_atomic_.store(dst_temp);
+  if (handles_ == 0) MaybeAdoptLocked();
+  return out;
 }
 
 }  // namespace kvfs

@@ -1,80 +1,175 @@
-// LocalFile: a file being written through this mount (or a local-only temporary file). Its bytes
-// live in a spool file in the spool directory - bounded by disk, not RAM - until they are
-// uploaded on close; after that the spool is handed to the ChunkReader or deleted.
+// LocalFile: one file written through this mount (or a local-only temporary file), from its
+// creation to its end, and the only code that changes its state. Its bytes live in a spool file
+// (bounded by disk, not RAM) until they are uploaded; after that the spool is handed to the
+// ChunkReader as the cache entry, or deleted. Filesystem asks for transitions; nobody else
+// writes its fields.
 //
-// Thread-safety: `mu` guards the mutable fields and is held across the upload of this file, so
-// writes and a concurrent close of the same file are serialized. `size` is also mirrored in an
-// atomic so that stat() never waits for an upload. Lock order: LocalFile::mu before
-// Filesystem::mu_ (never the reverse).
+// States and transitions (docs/write-path.md has the diagram and the rules behind it):
+//
+//   created (creat/O_EXCL) -> kDirty          opened for writing, nothing written -> kClean
+//   kClean | kCommitted --Write/Truncate--> kDirty   (parts may go out while written: EarlyUpload)
+//   kDirty --Commit (flush/fsync/release by a live process)--> kCommitted | kFailed
+//   kDirty --Abandon (implicit close by a dying process)--> kAbandoned: hidden, nothing sent;
+//   kAbandoned --Commit (a live holder of the same descriptor closes it)--> as from kDirty
+//   kAbandoned --last Release--> kDiscarded
+//   any --Discard (unlink, replaced by a rename)--> kDiscarded
+//   temp file --RenameTo(final name)--> kCommitted under the new key (or unchanged on failure)
+//   last handle released in kCommitted, object created by this file --> spool adopted by the
+//   reader as the cache entry (never when the name already held another writer's object)
+// kFailed and kDiscarded are terminal: nothing is ever uploaded from them; a later open of the
+// name starts a new LocalFile.
+//
+// Thread-safety: thread-safe. mu_ is held across the upload of this file, so writes and a
+// concurrent close of one file are serialized; size, mtime and temp are mirrored in atomics so
+// that stat() and lookups never wait for an upload. Lock order: LocalFile::mu_ ->
+// LocalFiles::mu_; two LocalFile locks are never held at once.
 #pragma once
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "fs/early_upload.h"
+#include "fs/fs_options.h"
+#include "fs/local_files.h"
+#include "fs/read/chunk_reader.h"
+#include "fs/uploader.h"
 #include "objstore/object_store.h"
+#include "src/base/mutex.h"
 #include "src/base/status.h"
-#include "src/base/thread_annotations.h"
 
 namespace kvfs {
 
-class LocalFile {
+class LocalFile : public std::enable_shared_from_this<LocalFile> {
  public:
-  // Creates an empty spool file in spool_dir.
-  static Result<std::shared_ptr<LocalFile>> Create(const std::string& spool_dir, std::string key,
-                                                   std::string display_name, bool temp);
-  ~LocalFile();  // closes the spool; deletes it unless a reader adopted it
+  enum class State {
+    kClean,      // open for writing, nothing to upload
+    kDirty,      // bytes not yet in the store (whole parts may already have gone out)
+    kAbandoned,  // dirty, but closed by a dying process: hidden, published only by a live close
+    kCommitted,  // the object under key() holds exactly these bytes
+    kFailed,     // a commit failed (terminal: every later call reports failure())
+    kDiscarded,  // unlinked, replaced, or abandoned by a dying writer (terminal; never uploaded)
+  };
+  // Where the file lives in the namespace; only RenameTo changes it.
+  struct Place {
+    std::string key;      // the object key it is uploaded as
+    std::string display;  // path relative to the mount, for messages
+    uint64_t parent_ino = 0;
+    std::string name;
+  };
+  // What Filesystem owns and every LocalFile uses; outlives them all.
+  struct Env {
+    const FsOptions* options = nullptr;
+    ObjectStore* store = nullptr;
+    Uploader* uploader = nullptr;
+    ChunkReader* reader = nullptr;
+    LocalFiles* files = nullptr;
+  };
+  // What a transition did, for Filesystem's own bookkeeping (metadata cache, inodes, kernel).
+  struct Outcome {
+    enum Kind {
+      kNothing,    // nothing to upload (clean, temp, already committed)
+      kPublished,  // the object is in the store: `info`
+      kRejected,   // a rename's upload failed; the file is unchanged: `status`
+      kDropped,    // the file failed (kFailed) or was abandoned (kDiscarded) just now: the
+                   // name `place` disappears; `status` is the failure
+    };
+    Kind kind = kNothing;
+    Status status;
+    ObjectInfo info;
+    Place place;
+  };
+
+  // A new file with `handles` open handles, registered as what place.key shows. `created`: made
+  // by creat() - it must end as an object or an error, so it starts dirty even when empty.
+  static Result<std::shared_ptr<LocalFile>> Create(const Env& env, Place place, bool temp,
+                                                   bool created);
+  ~LocalFile();  // closes the spool; deletes it unless the reader adopted it
   LocalFile(const LocalFile&) = delete;
   LocalFile& operator=(const LocalFile&) = delete;
 
-  int fd() const { return fd_; }
-  const std::string& spool_path() const { return spool_path_; }
+  // --- Observers that never wait for an upload ---
   uint64_t size_now() const { return size_atomic_.load(); }
   int64_t mtime_sec() const { return mtime_sec_; }
-  // `temp`, readable without mu (lookups must not wait for an upload).
   bool temp_now() const { return temp_atomic_.load(); }
-  void SetTempLocked(bool t) {
-    temp = t;
-    temp_atomic_.store(t);
-  }
+  State state() const EXCLUDES(mu_);
+  Place place() const EXCLUDES(mu_);
+  // A file that failed or was dropped: a new open of its name starts a new LocalFile.
+  bool Ended() const EXCLUDES(mu_);
 
-  // Writes at any offset; the caller checks the size limit. REQUIRES(mu).
-  Status WriteLocked(uint64_t offset, const char* data, uint64_t n);
-  Status TruncateLocked(uint64_t size);
+  // --- Handles ---
+  // One more handle (open of this file). A writer with `truncate` empties it. Fails with the
+  // failure of an ended file.
+  Status Attach(bool writer, bool truncate) EXCLUDES(mu_);
+  // creat() of a name whose temp file is idle (no handles, still alive): reuse it as a local
+  // file would be. False if it is not idle (the caller then makes a new file).
+  bool ReuseIdleTemp(bool truncate) EXCLUDES(mu_);
+  // An open handle is being closed (RELEASE). A writer's close commits what a flush did not -
+  // unless the last flush came from a dying process (Abandon): then the bytes are discarded.
+  // The last handle ends the file's life here: it leaves LocalFiles (unless it is a live temp
+  // file) and a committed spool becomes the reader's cache entry.
+  Outcome Release(bool writer) EXCLUDES(mu_);
+
+  // --- Bytes ---
+  Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t n) EXCLUDES(mu_);
+  Status Truncate(uint64_t size) EXCLUDES(mu_);
   Result<uint64_t> Read(uint64_t offset, uint64_t n, char* buf) const;
 
-  std::mutex mu;
-  std::string key GUARDED_BY(mu);           // object key it will be uploaded as
-  std::string display_name GUARDED_BY(mu);  // path relative to the mount, for messages
-  uint64_t parent_ino GUARDED_BY(mu) = 0;   // where the name lives (to drop it on failure)
-  std::string name GUARDED_BY(mu);
-  bool temp GUARDED_BY(mu) = false;      // matches a temp pattern: never uploaded as is
-  bool dirty GUARDED_BY(mu) = false;     // has bytes not yet uploaded
-  bool unlinked GUARDED_BY(mu) = false;  // removed by unlink/rename-over: never upload
-  bool adopted GUARDED_BY(mu) = false;   // the reader took the spool file over
-  Status failed GUARDED_BY(mu);          // a failed commit: every later write fails too
-  std::optional<ObjectInfo> uploaded GUARDED_BY(mu);
-  uint64_t size GUARDED_BY(mu) = 0;
-  int handles GUARDED_BY(mu) = 0;  // open file handles referencing it
-  // Parts sent while the file is still being written (see EarlyUpload); null when off or done.
-  std::unique_ptr<EarlyUpload> early GUARDED_BY(mu);
+  // --- Transitions ---
+  // flush()/fsync() by a live process: validates the whole chunk and uploads it; returns when
+  // the object is durable or the file failed.
+  Outcome Commit() EXCLUDES(mu_);
+  // The implicit close of a dying process (its FLUSH): nothing is published on its behalf, the
+  // name disappears at once (kDropped) and parts sent early are aborted. A live process that
+  // shares the descriptor may still commit it; otherwise its last Release discards it.
+  Outcome Abandon(pid_t pid) EXCLUDES(mu_);
+  // unlink(), or another file renamed over this one: never uploaded; open handles keep their
+  // bytes. Returns whether it was a temp file.
+  bool Discard() EXCLUDES(mu_);
+  // rename() of this (temp or unfinished) file to `dst`: uploads it under dst.key first unless
+  // `dst_temp` (returns when durable; on failure the file is unchanged, kRejected). Moves it in
+  // LocalFiles; *replaced gets a different LocalFile that showed dst.key (to be discarded).
+  Outcome RenameTo(Place dst, bool dst_temp, bool no_replace, std::shared_ptr<LocalFile>* replaced)
+      EXCLUDES(mu_);
 
  private:
-  LocalFile(int fd, std::string spool_path);
-  void SetSizeLocked(uint64_t s) {
-    size = s;
-    size_atomic_.store(s);
-  }
+  LocalFile(const Env& env, int fd, std::string spool_path, Place place, bool temp);
+  Outcome CommitLocked() REQUIRES(mu_);
+  Outcome FailLocked(Status st) REQUIRES(mu_);
+  void DirtyLocked() REQUIRES(mu_);
+  void SetSizeLocked(uint64_t s) REQUIRES(mu_);
+  // The whole-chunk rule (chunk_sizes).
+  Status CheckWholeLocked(uint64_t size, const std::string& display) const REQUIRES(mu_);
+  // The last handle went away in kCommitted: hand the spool to the reader if the object holds
+  // these very bytes.
+  void MaybeAdoptLocked() REQUIRES(mu_);
 
+  const Env env_;
   const int fd_;
   const std::string spool_path_;
   const int64_t mtime_sec_;
   std::atomic<uint64_t> size_atomic_{0};
   std::atomic<bool> temp_atomic_{false};
+
+  mutable Mutex mu_;
+  Place place_ GUARDED_BY(mu_);
+  bool temp_ GUARDED_BY(mu_) = false;  // matches a temp pattern: never uploaded under this name
+  State state_ GUARDED_BY(mu_) = State::kClean;
+  Status failure_ GUARDED_BY(mu_);  // kFailed: why; kDiscarded: what a later call reports
+  uint64_t size_ GUARDED_BY(mu_) = 0;
+  int handles_ GUARDED_BY(mu_) = 0;
+  std::optional<ObjectInfo> uploaded_ GUARDED_BY(mu_);  // kCommitted: the object
+  // kCommitted: the object was created from these bytes (not another writer's of that name).
+  bool created_object_ GUARDED_BY(mu_) = false;
+  bool adopted_ GUARDED_BY(mu_) = false;  // the reader took the spool file over
+  // Parts sent while the file is still being written; null when off or done.
+  std::unique_ptr<EarlyUpload> early_ GUARDED_BY(mu_);
 };
+
+const char* ToString(LocalFile::State s);
 
 }  // namespace kvfs

@@ -17,24 +17,34 @@
 
 namespace kvfs {
 
+// What an upload left under the key.
+struct UploadOutcome {
+  ObjectInfo info;  // the object now under the key
+  // false: the key already held an object (another writer's, of the same size, which the exists
+  // policy accepts); `info` describes that object, whose bytes may differ from ours.
+  bool created = true;
+};
+
 class Uploader {
  public:
   Uploader(std::shared_ptr<ObjectStore> store, const FsOptions& options);
 
-  // Uploads bytes [0, size) of fd as `key`. If the key exists: success without overwriting when
-  // the exists policy allows it (same size, and !no_replace), else kAlreadyExists. `early`, if
-  // not null, holds parts of these bytes already sent (usable for this key and size): it is
-  // completed instead of starting over, and if that fails the normal upload runs once more.
-  Result<ObjectInfo> Upload(const std::string& key, int fd, uint64_t size,
-                            const std::string& display_name, bool no_replace,
-                            EarlyUpload* early = nullptr);
+  // Uploads bytes [0, size) of fd as `key` with a conditional create (the store deals with
+  // servers whose answers to it need checking). If the key exists: success without overwriting
+  // (created = false) when the exists policy allows it (same size, and !no_replace), else
+  // kAlreadyExists. `early`, if not null, holds parts of these bytes already sent (usable for
+  // this key and size): it is completed instead of starting over, and if that fails the normal
+  // upload runs once more.
+  Result<UploadOutcome> Upload(const std::string& key, int fd, uint64_t size,
+                               const std::string& display_name, bool no_replace,
+                               EarlyUpload* early = nullptr);
 
  private:
-  Result<ObjectInfo> PutOnce(const std::string& key, int fd, uint64_t size, bool conditional);
-  Result<ObjectInfo> Multipart(const std::string& key, int fd, uint64_t size, bool conditional);
-  // The key existed (or the server said so): decide success or EEXIST.
-  Result<ObjectInfo> OnExists(const std::string& key, int fd, uint64_t size,
-                              const std::string& display_name, bool no_replace);
+  Result<ObjectInfo> PutOnce(const std::string& key, int fd, uint64_t size);
+  Result<ObjectInfo> Multipart(const std::string& key, int fd, uint64_t size);
+  // The key existed: decide success (created = false) or EEXIST.
+  Result<UploadOutcome> OnExists(const std::string& key, uint64_t size,
+                                 const std::string& display_name, bool no_replace);
 
   const std::shared_ptr<ObjectStore> store_;
   const FsOptions options_;

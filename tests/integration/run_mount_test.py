@@ -166,6 +166,46 @@ def bad_inputs(mnt):
     expect_errno(lambda: os.chmod(os.path.join(mnt, some), 0o600), errno.EPERM, "chmod()")
 
 
+WRITER = r"""
+import os, sys, time
+path, size, how = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+os.write(fd, os.urandom(size))
+if how == "exit":
+    os._exit(0)  # exits with the file still open: the kernel closes it
+print("written", flush=True)
+time.sleep(60)
+"""
+
+
+def killed_writers(a, b, binary, store):
+    """A writer that dies before close() publishes nothing, even when what it wrote has a whole
+    chunk's size: not on its node, not on another node, not in the store. The next full write of
+    the name succeeds."""
+    cases = [("killed-whole.pt", CHUNK, "kill"),   # a whole chunk's size, never closed
+             ("killed-mid.pt", BIG - MIB, "kill"),  # parts already sent while written
+             ("exited-open.pt", CHUNK, "exit")]     # _exit() with the descriptor still open
+    for name, size, how in cases:
+        path = os.path.join(a.mnt, name)
+        p = subprocess.Popen([sys.executable, "-c", WRITER, path, str(size), how],
+                             stdout=subprocess.PIPE, text=True)
+        if how == "kill":
+            assert p.stdout.readline().strip() == "written", "writer did not write " + name
+            p.send_signal(signal.SIGKILL)
+        p.wait(timeout=60)
+        p.stdout.close()
+        for mnt in (a.mnt, b.mnt):
+            assert not os.path.exists(os.path.join(mnt, name)), \
+                "a dead writer's %s is visible on %s" % (name, mnt)
+        assert PREFIX + name not in dump(binary, store), "a dead writer's %s was stored" % name
+        data = os.urandom(CHUNK)
+        with open(path, "wb") as f:
+            f.write(data)
+        with open(path, "rb") as f:
+            assert f.read() == data, "rewrite of %s differs" % name
+        print("ok: writer of %s (%s) published nothing; the next write succeeded" % (name, how))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
@@ -224,6 +264,7 @@ def main():
                 assert hashlib.sha256(f.read()).hexdigest() == d, "node B read differs: " + n
         n1 = sorted(m["files"])[1]
         page_cache_bypass(b.mnt, n1, m["files"][n1])
+        killed_writers(a, b, args.binary, store)
         for n in m["removed"]:
             assert not os.path.exists(os.path.join(b.mnt, n))
         data = os.urandom(CHUNK)

@@ -1,0 +1,138 @@
+// The write path's state machine at its edges: a writer that dies publishes nothing, a lost
+// create race never leaves our bytes as the cache entry, and the /proc parse behind both.
+#include <sys/wait.h>
+
+#include <set>
+
+#include "fs/process_state.h"
+#include "tests/fs/fs_test_util.h"
+
+namespace kvfs {
+namespace {
+
+constexpr pid_t kDying = 4242;
+constexpr pid_t kLive = 4343;
+
+// Records which spools the filesystem hands over as cache entries.
+class AdoptRecorder : public ChunkReader {
+ public:
+  explicit AdoptRecorder(std::shared_ptr<ChunkReader> inner) : inner_(std::move(inner)) {}
+  Result<std::unique_ptr<ReadHandle>> Open(const std::string& key,
+                                           const ObjectInfo& info) override {
+    return inner_->Open(key, info);
+  }
+  bool AdoptWritten(const std::string& key, const ObjectInfo& info,
+                    const std::string& path) override {
+    adopted.insert(key);
+    return false;  // the spool stays the filesystem's to delete
+  }
+  std::set<std::string> adopted;
+
+ private:
+  std::shared_ptr<ChunkReader> inner_;
+};
+
+class DyingWriterTest : public FsTestBase {
+ protected:
+  void SetUp() override {
+    FsTestBase::SetUp();
+    recorder_ = std::make_shared<AdoptRecorder>(NewDirectReader(store_));
+    auto fs = Filesystem::Create(store_, recorder_, options_, [this] { return now_; });
+    ASSERT_TRUE(fs.ok()) << fs.status().ToString();
+    fs_ = std::move(fs).value();
+    fs_->set_exiting_fn([](pid_t pid) { return pid == kDying; });
+  }
+  uint64_t Create(const std::string& name, const std::string& data) {
+    auto cr = fs_->CreateFile(1, name, O_CREAT | O_WRONLY | O_TRUNC);
+    EXPECT_TRUE(cr.ok()) << cr.status().ToString();
+    EXPECT_TRUE(fs_->Write(cr->second.fh, 0, data.data(), data.size()).ok());
+    return cr->second.fh;
+  }
+  std::shared_ptr<AdoptRecorder> recorder_;
+};
+
+TEST_F(DyingWriterTest, ImplicitCloseOfADyingWriterPublishesNothing) {
+  uint64_t fh = Create("c.pt", std::string(8192, 'x'));
+  EXPECT_TRUE(fs_->Flush(fh, kDying).ok());
+  EXPECT_TRUE(fs_->Release(fh).ok());
+  EXPECT_EQ(mem_->ObjectCount(), 0u);
+  EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+  EXPECT_EQ(fs_->LocalFileCount(), 0u);
+  EXPECT_EQ(fs_->Lookup(1, "c.pt").status().code(), StatusCode::kNotFound);
+  // The next full write of the name succeeds.
+  EXPECT_TRUE(WriteFile("c.pt", "whole").ok());
+  EXPECT_EQ(*ReadFile("c.pt"), "whole");
+}
+
+TEST_F(DyingWriterTest, EarlyPartsOfADyingWriterAreAborted) {
+  options_.multipart_part_size = 256;
+  options_.multipart_threshold = 1024;
+  options_.max_chunk_bytes = 1 << 20;
+  SetUp();                                                 // again, with small parts
+  uint64_t fh = Create("big.pt", std::string(2000, 'y'));  // parts went out while written
+  EXPECT_TRUE(fs_->Flush(fh, kDying).ok());
+  EXPECT_TRUE(fs_->Release(fh).ok());
+  EXPECT_EQ(mem_->ObjectCount(), 0u);
+  EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+}
+
+TEST_F(DyingWriterTest, ALiveCloseAfterTheDyingOneCommits) {
+  // A descriptor shared with a live process (dup, fork): the dying one's close publishes
+  // nothing, the live one's close publishes the file.
+  uint64_t fh = Create("shared.pt", "abc");
+  auto e = fs_->Lookup(1, "shared.pt");
+  ASSERT_TRUE(e.ok());
+  auto o = fs_->Open(e->attr.ino, O_WRONLY);  // another open of the same file being written
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_TRUE(fs_->Flush(fh, kDying).ok());
+  EXPECT_TRUE(fs_->Release(fh).ok());
+  EXPECT_EQ(mem_->ObjectCount(), 0u);
+  EXPECT_TRUE(fs_->Write(o->fh, 3, "def", 3).ok());
+  EXPECT_TRUE(fs_->Flush(o->fh, kLive).ok());
+  EXPECT_TRUE(fs_->Release(o->fh).ok());
+  EXPECT_EQ(*ReadFile("shared.pt"), "abcdef");
+}
+
+TEST_F(DyingWriterTest, CommittedBeforeDyingStays) {
+  uint64_t fh = Create("f.pt", "done");
+  EXPECT_TRUE(fs_->Fsync(fh).ok());  // durable: fsync returned 0
+  EXPECT_TRUE(fs_->Flush(fh, kDying).ok());
+  EXPECT_TRUE(fs_->Release(fh).ok());
+  EXPECT_EQ(*ReadFile("f.pt"), "done");
+}
+
+TEST_F(DyingWriterTest, LostCreateRaceNeverAdoptsOurBytes) {
+  // Another node stored the name first, same size, other bytes (the exists policy accepts it).
+  ASSERT_TRUE(store_->Put("p/race.pt", Body::FromMemory("AAAA", 4), PutOptions{}).ok());
+  EXPECT_TRUE(WriteFile("race.pt", "BBBB").ok());
+  EXPECT_EQ(recorder_->adopted.count("p/race.pt"), 0u);
+  EXPECT_EQ(*ReadFile("race.pt"), "AAAA");
+  // Our own new object is adopted as the cache entry.
+  EXPECT_TRUE(WriteFile("mine.pt", "CCCC").ok());
+  EXPECT_EQ(recorder_->adopted.count("p/mine.pt"), 1u);
+}
+
+TEST(ProcessState, ParsesStat) {
+  // flags (field 9) with PF_EXITING (0x4) set / clear; comm with spaces and parentheses.
+  EXPECT_EQ(StatSaysExiting("12 (py thon) R 1 12 12 0 -1 4194564 0 0"), std::optional(true));
+  EXPECT_EQ(StatSaysExiting("12 (a) b)) S 1 12 12 0 -1 4194560 0 0"), std::optional(false));
+  EXPECT_EQ(StatSaysExiting("12 (x) Z 1 12 12 0 -1 0"), std::optional(true));
+  EXPECT_EQ(StatSaysExiting("garbage"), std::nullopt);
+  EXPECT_EQ(StatSaysExiting("12 (x) S 1 2"), std::nullopt);
+}
+
+TEST(ProcessState, LiveAndGoneProcesses) {
+  EXPECT_TRUE(ProcMatchesOwnPid());
+  EXPECT_FALSE(ProcessIsExiting(getpid()));
+  EXPECT_FALSE(ProcessIsExiting(0));  // unknown pid: treated as live
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  // Until reaped, the child is a zombie; after, it is gone: both count as exiting.
+  while (!ProcessIsExiting(child)) usleep(1000);
+  EXPECT_TRUE(ProcessIsExiting(child));
+  waitpid(child, nullptr, 0);
+  EXPECT_TRUE(ProcessIsExiting(child));
+}
+
+}  // namespace
+}  // namespace kvfs
