@@ -83,6 +83,14 @@ struct CompletedPart {
   std::string etag;
 };
 
+// A multipart upload that was begun and neither completed nor aborted (a writer or daemon that
+// died mid-upload leaves one; its parts cost storage until it is aborted).
+struct UnfinishedUpload {
+  std::string key;
+  std::string upload_id;
+  int64_t initiated_sec = 0;  // Unix time it was begun; 0 if the store did not say
+};
+
 // What a store has done, for `kvfs stats`. Stores that send no requests report zeros.
 struct StoreStats {
   uint64_t requests = 0;   // requests sent, every attempt counted
@@ -150,6 +158,12 @@ class ObjectStore {
 
   // One page of keys under a prefix, in ascending byte order.
   virtual Result<ListResult> List(const ListRequest& req) = 0;
+
+  // Every unfinished multipart upload of a key under `prefix` (all pages). kNotSupported for
+  // stores that keep no such uploads across restarts.
+  virtual Result<std::vector<UnfinishedUpload>> ListUnfinishedUploads(const std::string& prefix) {
+    return Status::NotSupported("listing unfinished uploads");
+  }
 
   // Deletes a key. Deleting an absent key succeeds (as on S3).
   virtual Status Delete(const std::string& key) = 0;

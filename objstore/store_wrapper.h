@@ -45,6 +45,9 @@ class StoreWrapper : public ObjectStore {
     return target_->AbortMultipartUpload(key, upload_id);
   }
   Result<ListResult> List(const ListRequest& req) override { return target_->List(req); }
+  Result<std::vector<UnfinishedUpload>> ListUnfinishedUploads(const std::string& prefix) override {
+    return target_->ListUnfinishedUploads(prefix);
+  }
   Status Delete(const std::string& key) override { return target_->Delete(key); }
   Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
                           const PutOptions& opts) override {

@@ -53,6 +53,9 @@ struct KvfsConfig {
   UnlinkPolicy unlink_policy = UnlinkPolicy::kRemote;
   ExistsPolicy exists_policy = ExistsPolicy::kSameSizeOk;
   int metadata_cache_ttl_secs = 30;  // positive and negative lookups; also the kernel timeouts
+  // At mount, multipart uploads under the prefix begun longer ago than this are aborted (left by
+  // writers or daemons that died mid-upload). 0: never.
+  int stale_upload_age_secs = 3600;
   int fanout = 0;                    // 0: off; else hex chars of hashed prefix (1..8)
   // Subdirectories (mkdir, keys with '/'). false: a flat chunk directory, where a missed lookup
   // costs one HEAD instead of a HEAD and a one-key LIST.

@@ -381,6 +381,9 @@ std::vector<ConfigKey> BuildTable() {
   t.push_back(DurationKey(
       "metadata_cache_ttl_secs", [](KvfsConfig & c) -> auto& { return c.metadata_cache_ttl_secs; },
       1000, 0, 86'400));
+  t.push_back(DurationKey(
+      "stale_upload_age_secs", [](KvfsConfig & c) -> auto& { return c.stale_upload_age_secs; },
+      1000, 0, 30 * 86'400));
   t.push_back(IntKey(
       "fanout", [](KvfsConfig & c) -> auto& { return c.fanout; }, 0, 8));
   t.push_back(BoolKey(

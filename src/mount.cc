@@ -16,6 +16,7 @@
 #include "fs/read/cached_reader.h"
 #include "src/daemonize.h"
 #include "src/logging.h"
+#include "src/recovery.h"
 #include "src/stats_text.h"
 #include "src/store_factory.h"
 
@@ -90,6 +91,10 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     std::fprintf(stderr, "kvfs: no MOUNTPOINT given\nTry 'kvfs --help'.\n");
     return kExitUsage;
   }
+  if (auto dead = DetachDeadMount(cmd.mountpoint); !dead.ok()) {
+    std::fprintf(stderr, "kvfs: %s\n", dead.status().ToString().c_str());
+    return 1;
+  }
   struct stat st;
   if (stat(cmd.mountpoint.c_str(), &st) != 0) {
     // "No such file or directory" tells a typo from a directory that exists but is wrong.
@@ -144,18 +149,21 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   };
 
   bool mounted = false;
+  UploadCleanup cleanup;
   int rc = RunFuseSession(*stack.fs, cmd.mountpoint, fo, [&] {
     mounted = true;
     spdlog::info("kvfs: {} mounted at {} (cache {}, {} bytes)", config.source, cmd.mountpoint,
                  config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir,
                  config.cache_size);
     daemon.ReportReady();
+    cleanup.Start(store, config.key_prefix, config.stale_upload_age_secs);
   });
   if (!mounted && daemon.active()) {
     daemon.ReportFailure("kvfs: cannot mount " + config.source + " at " + cmd.mountpoint +
                          " (see the messages above or the system log)");
   }
   spdlog::info("kvfs: unmounted {}; finishing", cmd.mountpoint);
+  cleanup.Join();
   stack.fs.reset();  // completes uploads in progress before the store goes away
   stack.reader.reset();
   stack.cache.reset();

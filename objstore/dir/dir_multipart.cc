@@ -160,3 +160,30 @@ Status DirStore::AbortMultipartUpload(const std::string& key, const std::string&
 }
 
 }  // namespace kvfs::dirstore
+
+namespace kvfs::dirstore {
+
+Result<std::vector<UnfinishedUpload>> DirStore::ListUnfinishedUploads(const std::string& prefix) {
+  std::vector<UnfinishedUpload> out;
+  DIR* d = ::opendir(uploads_dir_.c_str());
+  if (d == nullptr) return Status::FromErrno(errno, "list multipart uploads in " + uploads_dir_);
+  while (dirent* e = ::readdir(d)) {
+    std::string id = e->d_name;
+    if (id.size() != kUploadIdHexChars) continue;
+    std::string key_path = uploads_dir_ + "/" + id + "/key";
+    int fd = ::open(key_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;  // being created or aborted right now
+    FdCloser closer(fd);
+    struct stat st;
+    std::string key(kMaxKeyBytes + 1, '\0');
+    auto n = PreadFull(fd, key.data(), 0, key.size(), key_path);
+    if (!n.ok() || ::fstat(fd, &st) != 0) continue;
+    key.resize(*n);
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    out.push_back({std::move(key), std::move(id), static_cast<int64_t>(st.st_mtime)});
+  }
+  ::closedir(d);
+  return out;
+}
+
+}  // namespace kvfs::dirstore

@@ -27,6 +27,7 @@ class DirStore final : public ObjectStore {
   void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
                 PutCallback done) override;
   Result<std::string> CreateMultipartUpload(const std::string& key) override;
+  Result<std::vector<UnfinishedUpload>> ListUnfinishedUploads(const std::string& prefix) override;
   void UploadPartAsync(const std::string& key, const std::string& upload_id, int part_number,
                        const Body& body, PartCallback done) override;
   Result<ObjectInfo> CompleteMultipartUpload(const std::string& key, const std::string& upload_id,

@@ -1,5 +1,6 @@
 // S3Store: the ObjectStore on S3 (internal; use NewS3Store from s3_store.h). Read-side and simple
-// operations live in s3_store.cc, writes (PUT, multipart, copy) in s3_write.cc.
+// operations live in s3_store.cc, writes (PUT, multipart, copy) in s3_write.cc, the listing of
+// unfinished uploads in s3_uploads.cc.
 //
 // Thread-safe: immutable after construction; all I/O goes through the thread-safe S3Client.
 #pragma once
@@ -35,6 +36,7 @@ class S3Store : public ObjectStore {
                                              const PutOptions& opts) override;
   Status AbortMultipartUpload(const std::string& key, const std::string& upload_id) override;
   Result<ListResult> List(const ListRequest& req) override;
+  Result<std::vector<UnfinishedUpload>> ListUnfinishedUploads(const std::string& prefix) override;
   Status Delete(const std::string& key) override;
   Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
                           const PutOptions& opts) override;

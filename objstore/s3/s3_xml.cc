@@ -162,7 +162,8 @@ Result<UploadList> ParseListMultipartUploads(std::string_view body) {
   UploadList out;
   for (const XMLElement* u = root->FirstChildElement("Upload"); u;
        u = u->NextSiblingElement("Upload")) {
-    out.uploads.push_back({Text(u, "Key"), Text(u, "UploadId")});
+    out.uploads.push_back(
+        {Text(u, "Key"), Text(u, "UploadId"), ParseIso8601(Text(u, "Initiated"))});
   }
   out.truncated = IsTrue(Text(root, "IsTruncated"));
   out.next_key_marker = Text(root, "NextKeyMarker");

@@ -40,10 +40,11 @@ struct WriteResultDoc {
 Result<WriteResultDoc> ParseCompleteMultipartUpload(std::string_view body);
 Result<WriteResultDoc> ParseCopyObjectResult(std::string_view body);
 
-// ListMultipartUploadsResult (used by the test bucket helpers to clean up).
+// ListMultipartUploadsResult (unfinished uploads: start-up clean-up, test bucket helpers).
 struct PendingUpload {
   std::string key;
   std::string upload_id;
+  int64_t initiated_sec = 0;  // <Initiated>, 0 if absent or bad
 };
 struct UploadList {
   std::vector<PendingUpload> uploads;

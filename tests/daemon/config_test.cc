@@ -26,6 +26,7 @@ TEST(ConfigTest, Defaults) {
   EXPECT_EQ(c.max_chunk_bytes, 256 * kMiB);
   EXPECT_EQ(c.temp_patterns, std::vector<std::string>{"*.tmp"});
   EXPECT_EQ(c.metadata_cache_ttl_secs, 30);
+  EXPECT_EQ(c.stale_upload_age_secs, 3600);
   EXPECT_DOUBLE_EQ(c.cache_high_watermark, 0.85);
   EXPECT_DOUBLE_EQ(c.cache_evict_ratio, 0.2);
   EXPECT_EQ(c.unlink_policy, UnlinkPolicy::kRemote);
@@ -86,6 +87,7 @@ temp_patterns: ["*.tmp", "*.partial"]
 unlink_policy: local
 exists_policy: eexist
 metadata_cache_ttl_secs: 1m
+stale_upload_age_secs: 2h
 fanout: 2
 statfs_size: 1TiB
 allow_other: yes
@@ -131,6 +133,7 @@ log_level: warning
   EXPECT_EQ(c->unlink_policy, UnlinkPolicy::kLocal);
   EXPECT_EQ(c->exists_policy, ExistsPolicy::kEexist);
   EXPECT_EQ(c->metadata_cache_ttl_secs, 60);
+  EXPECT_EQ(c->stale_upload_age_secs, 7200);
   EXPECT_EQ(c->fanout, 2);
   EXPECT_EQ(c->statfs_size, uint64_t{1} << 40);
   EXPECT_TRUE(c->allow_other);

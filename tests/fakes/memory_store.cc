@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 namespace kvfs {
 
@@ -122,7 +123,18 @@ Result<std::string> MemoryStore::CreateMultipartUpload(const std::string& key) {
   std::lock_guard<std::mutex> l(mu_);
   std::string id = "upload-" + std::to_string(next_id_++);
   uploads_[id].key = key;
+  uploads_[id].initiated_sec = time(nullptr);
   return id;
+}
+
+Result<std::vector<UnfinishedUpload>> MemoryStore::ListUnfinishedUploads(
+    const std::string& prefix) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<UnfinishedUpload> out;
+  for (const auto& [id, u] : uploads_) {
+    if (u.key.compare(0, prefix.size(), prefix) == 0) out.push_back({u.key, id, u.initiated_sec});
+  }
+  return out;
 }
 
 void MemoryStore::UploadPartAsync(const std::string& key, const std::string& upload_id,

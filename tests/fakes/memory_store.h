@@ -46,6 +46,7 @@ class MemoryStore : public ObjectStore {
                                              const std::vector<CompletedPart>& parts,
                                              const PutOptions& opts) override;
   Status AbortMultipartUpload(const std::string& key, const std::string& upload_id) override;
+  Result<std::vector<UnfinishedUpload>> ListUnfinishedUploads(const std::string& prefix) override;
   Result<ListResult> List(const ListRequest& req) override;
   Status Delete(const std::string& key) override;
   Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
@@ -77,6 +78,7 @@ class MemoryStore : public ObjectStore {
   };
   struct Upload {
     std::string key;
+    int64_t initiated_sec = 0;
     std::map<int, Part> parts;
   };
 

@@ -90,6 +90,10 @@ class DirStore:
                 out[key] = (len(data), sha(data))
         return out
 
+    def unfinished_uploads(self):
+        d = os.path.join(self.root, "uploads")
+        return sorted(os.listdir(d)) if os.path.isdir(d) else []
+
     def cleanup(self):
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -138,6 +142,13 @@ class S3Store:
             if root.findtext(ns + "IsTruncated") != "true":
                 return out
             token = root.findtext(ns + "NextContinuationToken")
+
+    def unfinished_uploads(self):
+        code, body = self._curl("GET", "/" + self.bucket, "uploads=")
+        assert code == 200, "list uploads %s: HTTP %s" % (self.bucket, code)
+        root = ET.fromstring(body)
+        ns = root.tag[: root.tag.index("}") + 1] if root.tag.startswith("{") else ""
+        return sorted(u.findtext(ns + "Key") for u in root.findall(ns + "Upload"))
 
     def objects(self):
         out = {}
@@ -201,7 +212,11 @@ class Daemon:
 
     def __init__(self, ctx, store, mnt, cache, opts=None, args=(), name="a", env=None):
         self.ctx, self.mnt, self.cache = ctx, mnt, cache
-        os.makedirs(mnt, exist_ok=True)
+        try:
+            os.makedirs(mnt, exist_ok=True)
+        except FileExistsError:
+            pass  # a dead mount a killed daemon left (ENOTCONN): kvfs detaches it
+
         o = dict(store.opts)
         o["cache_dir"] = cache
         o.update(opts or {})
@@ -377,6 +392,78 @@ def case_restart(ctx):
     ok("kvfs stats: recovery_dropped %d, verify_failures %d, recovered %d, refetched %d" % (
         s1["kvfs_cache_recovery_dropped"], s1["kvfs_cache_verify_failures"],
         s1["kvfs_cache_recovered_entries"], misses))
+    a.unmount()
+    check_store(store, {n: sha(d) for n, d in want.items()})
+
+
+UNCLOSED_WRITER = r"""
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+os.write(fd, os.urandom(int(sys.argv[2])))
+print("written", flush=True)
+time.sleep(120)
+"""
+
+
+def case_daemon_crash(ctx):
+    """kill -9 of the daemon mid-upload and mid-download, then a restart on the same cache: the
+    dead mount is detached without manual steps, nothing partial is visible, every close() that
+    returned 0 is in the store, unfinished uploads are aborted, half-filled entries are not served."""
+    store = ctx.store()
+    cache = ctx.path("cache")
+    want = {}
+    # Another node's chunk, so that node A must download it (a miss) when A is killed.
+    b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
+    remote = chunk("crash-remote", 48 * MIB)
+    write_chunk(b.mnt, "remote.pt", remote)
+    want["remote.pt"] = remote
+    b.unmount()
+
+    a = Daemon(ctx, store, ctx.path("mnt"), cache)
+    for i in range(3):
+        data = chunk("crash-acked-%d" % i, 4 * MIB + i)
+        write_chunk(a.mnt, "acked-%d.pt" % i, data)  # close() returned 0: must survive
+        want["acked-%d.pt" % i] = data
+    # Mid-upload: 40 MiB written, never closed; whole parts went out while it was written.
+    w = subprocess.Popen([sys.executable, "-c", UNCLOSED_WRITER, os.path.join(a.mnt, "big.pt"),
+                          str(40 * MIB)], stdout=subprocess.PIPE, text=True)
+    assert w.stdout.readline().strip() == "written", "writer did not write"
+    deadline = time.time() + STEP_TIMEOUT
+    while not store.unfinished_uploads():  # the early parts' multipart upload exists
+        assert time.time() < deadline, "no multipart upload began while big.pt was written"
+        time.sleep(0.05)
+    # Mid-download: a reader of the other node's chunk.
+    r = subprocess.Popen([sys.executable, "-c",
+                          "import sys; open(sys.argv[1], 'rb').read()",
+                          os.path.join(a.mnt, "remote.pt")], stderr=subprocess.DEVNULL)
+    time.sleep(0.05)
+    ctx.daemons.remove(a)
+    os.kill(a.pid, 9)
+    os.waitpid(a.pid, 0)
+    for p in (w, r):
+        p.kill()
+        p.wait(timeout=STEP_TIMEOUT)
+    w.stdout.close()
+    try:
+        os.stat(a.mnt)
+        raise AssertionError("the mount point still answers after kill -9 of the daemon")
+    except OSError as e:
+        assert e.errno == errno.ENOTCONN, "after kill -9: %s" % e
+    ok("daemon killed mid-upload and mid-download; %s is a dead mount (ENOTCONN)" % a.mnt)
+    time.sleep(1.5)  # the unfinished upload gets older than stale_upload_age_secs
+
+    a = Daemon(ctx, store, a.mnt, cache, opts={"stale_upload_age_secs": "1s"},
+               name="a (restarted over the dead mount)")
+    deadline = time.time() + STEP_TIMEOUT
+    while store.unfinished_uploads():
+        assert time.time() < deadline, "unfinished uploads left: %s" % store.unfinished_uploads()
+        time.sleep(0.2)
+    ok("the unfinished upload of big.pt was aborted at restart")
+    assert not os.path.exists(os.path.join(a.mnt, "big.pt")), "partial big.pt is visible"
+    for n, d in want.items():
+        got = read_direct(os.path.join(a.mnt, n))
+        assert got == d, "read after the crash differs: %s (%d bytes)" % (n, len(got))
+    ok("every acknowledged chunk, and the chunk being downloaded, read back equal")
     a.unmount()
     check_store(store, {n: sha(d) for n, d in want.items()})
 
@@ -632,7 +719,7 @@ def case_warm(ctx):
 
 CASES = [("replay", case_replay), ("two_nodes", case_two_nodes), ("restart", case_restart),
          ("memory", case_memory), ("bad_inputs", case_bad_inputs), ("fstab", case_fstab),
-         ("warm", case_warm)]
+         ("warm", case_warm), ("daemon_crash", case_daemon_crash)]
 
 
 def main():

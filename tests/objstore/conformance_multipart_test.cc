@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "objstore/upload_gc.h"
 #include "tests/objstore/conformance_fixture.h"
 
 namespace kvfs::testing {
@@ -91,6 +92,37 @@ TEST_P(ConformanceTest, MultipartAbort) {
   EXPECT_EQ(store().Head("aborted").status().code(), StatusCode::kNotFound);
   auto late = store().UploadPart("aborted", *id, 2, Body::FromMemory(part.data(), part.size()));
   EXPECT_EQ(late.status().code(), StatusCode::kNotFound) << late.status().ToString();
+}
+
+// What a writer or daemon that died mid-upload leaves: found under its prefix and aborted once
+// old enough; a younger one (maybe another node's live upload) is left alone.
+TEST_P(ConformanceTest, UnfinishedUploadsListedAndStaleOnesAborted) {
+  const std::string part = RandomBytes(5 * kMiB, 5);
+  auto id = store().CreateMultipartUpload("gc/left");
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  ASSERT_TRUE(
+      store().UploadPart("gc/left", *id, 1, Body::FromMemory(part.data(), part.size())).ok());
+  auto list = store().ListUnfinishedUploads("gc/");
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].key, "gc/left");
+  EXPECT_EQ((*list)[0].upload_id, *id);
+  const int64_t now = time(nullptr);
+  EXPECT_LT(std::abs((*list)[0].initiated_sec - now), 3600) << "Initiated not parsed";
+  auto other = store().ListUnfinishedUploads("elsewhere/");
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->empty());
+
+  auto young = AbortStaleUploads(store(), "gc/", 3600, now);
+  ASSERT_TRUE(young.ok()) << young.status().ToString();
+  EXPECT_EQ(young->aborted, 0);
+  EXPECT_EQ(young->young, 1);
+  auto old = AbortStaleUploads(store(), "gc/", 60, now + 3600);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->aborted, 1);
+  list = store().ListUnfinishedUploads("gc/");
+  ASSERT_TRUE(list.ok());
+  EXPECT_TRUE(list->empty());
 }
 
 TEST_P(ConformanceTest, MultipartTooSmallPartIsRejected) {

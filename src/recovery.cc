@@ -1,0 +1,50 @@
+#include "src/recovery.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <ctime>
+
+#include "objstore/upload_gc.h"
+
+namespace kvfs {
+
+Result<bool> DetachDeadMount(const std::string& mountpoint) {
+  struct stat st;
+  if (stat(mountpoint.c_str(), &st) == 0 || errno != ENOTCONN) return false;
+  if (umount2(mountpoint.c_str(), MNT_DETACH) != 0) {
+    return Status::FromErrno(errno, "mount point " + mountpoint +
+                                        " holds a dead FUSE mount (its daemon died) that could "
+                                        "not be detached; run 'fusermount3 -uz " +
+                                        mountpoint + "'");
+  }
+  spdlog::warn("kvfs: {} held a dead FUSE mount (its daemon died); detached it", mountpoint);
+  return true;
+}
+
+void UploadCleanup::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void UploadCleanup::Start(ObjectStore* store, std::string prefix, int64_t min_age_secs) {
+  if (min_age_secs <= 0 || thread_.joinable()) return;
+  thread_ = std::thread([store, prefix = std::move(prefix), min_age_secs] {
+    auto r = AbortStaleUploads(*store, prefix, min_age_secs, time(nullptr));
+    if (!r.ok()) {
+      if (r.status().code() != StatusCode::kNotSupported) {
+        spdlog::warn("kvfs: cleaning up unfinished uploads under '{}' (stale_upload_age_secs): {}",
+                     prefix, r.status().ToString());
+      }
+      return;
+    }
+    if (r->found > 0) {
+      spdlog::info(
+          "kvfs: unfinished uploads under '{}': {} aborted (older than {} s), {} left (younger)",
+          prefix, r->aborted, min_age_secs, r->young);
+    }
+  });
+}
+
+}  // namespace kvfs

@@ -1,0 +1,40 @@
+// What a restart after a crash of the daemon needs before and right after mounting:
+//  - the FUSE mount a killed daemon left attached (every access fails with ENOTCONN,
+//    "Transport endpoint is not connected") is detached, so the new daemon mounts without manual
+//    steps;
+//  - multipart uploads the dead daemon (or a dead writer) left unfinished are aborted in the
+//    background once older than stale_upload_age_secs.
+// Half-written cache entries and spool files of the dead daemon are the cache's and the
+// filesystem's own start-up business (cache/, fs/filesystem.cc).
+//
+// Thread-safety: functions; UploadCleanup owns one thread, joined by its destructor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include "objstore/object_store.h"
+
+namespace kvfs {
+
+// If `mountpoint` is a dead FUSE mount (stat fails with ENOTCONN), detaches it (lazy unmount, as
+// `fusermount3 -uz` does). Returns whether one was detached; an error if it could not be.
+Result<bool> DetachDeadMount(const std::string& mountpoint);
+
+// Runs AbortStaleUploads over `prefix` once, on its own thread (off the mount's critical path).
+class UploadCleanup {
+ public:
+  UploadCleanup() = default;
+  UploadCleanup(const UploadCleanup&) = delete;
+  UploadCleanup& operator=(const UploadCleanup&) = delete;
+  ~UploadCleanup() { Join(); }
+  void Join();  // waits for the pass to finish
+  // Starts the pass; `store` must outlive this object. Does nothing when min_age_secs is 0.
+  void Start(ObjectStore* store, std::string prefix, int64_t min_age_secs);
+
+ private:
+  std::thread thread_;
+};
+
+}  // namespace kvfs
