@@ -29,7 +29,10 @@ Result<uint64_t> ParallelRangedGet(ObjectStore* store, const ObjectInfo& info, u
       ranges.emplace_back(done, n);
       done += n;
     }
-    wave->pending = static_cast<int>(ranges.size());
+    {
+      MutexLock l(&wave->mu);  // uncontended: no callback exists yet
+      wave->pending = static_cast<int>(ranges.size());
+    }
     for (auto [at, n] : ranges) {
       GetRequest req;
       req.key = info.key;
