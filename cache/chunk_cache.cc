@@ -121,7 +121,7 @@ void ChunkCache::Recover(bool verify_now) {
   });
   std::vector<std::string> unlink;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     next_gen_ = sr.max_gen + 1;
     for (ScannedEntry& se : sr.entries) {
       auto e = std::make_shared<CacheEntry>();
@@ -164,7 +164,7 @@ void ChunkCache::RemoveLocked(CacheEntry* e, std::vector<std::string>* unlink) {
 }
 
 void ChunkCache::Unpin(CacheEntry* e) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   index_.Unpin(e);
 }
 
@@ -173,9 +173,10 @@ std::optional<EntryRef> ChunkCache::Lookup(const std::string& key, uint64_t size
   std::vector<std::string> unlink;
   EntryPtr e;
   bool verify = false;
+  bool stale = false;
   std::string path;
   {
-    std::unique_lock<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     for (;;) {
       e = index_.Find(key);
       if (e == nullptr || e->state == State::kFilling) {
@@ -183,25 +184,28 @@ std::optional<EntryRef> ChunkCache::Lookup(const std::string& key, uint64_t size
         return std::nullopt;
       }
       if (e->state == State::kVerifying) {  // another Lookup checks it; wait for its verdict
-        verified_cv_.wait(l);
+        verified_cv_.Wait(&mu_);
         continue;
       }
       break;
     }
-    if (e->size != size || !EtagsMatch(e->etag, etag)) {
+    stale = e->size != size || !EtagsMatch(e->etag, etag);
+    if (stale) {
       spdlog::info("cache: dropping stale entry for {} (size {} etag '{}', wanted {} '{}')", key,
                    e->size, e->etag, size, etag);
       RemoveLocked(e.get(), &unlink);
       stats_.misses++;
-      l.unlock();
-      UnlinkAll(unlink);
-      return std::nullopt;
+    } else {
+      index_.Pin(e.get());
+      index_.Touch(e.get());
+      verify = e->state == State::kUnverified;
+      if (verify) e->state = State::kVerifying;
+      path = dir_->DataPath(e->file_name);
     }
-    index_.Pin(e.get());
-    index_.Touch(e.get());
-    verify = e->state == State::kUnverified;
-    if (verify) e->state = State::kVerifying;
-    path = dir_->DataPath(e->file_name);
+  }
+  if (stale) {  // its file is unlinked outside the mutex
+    UnlinkAll(unlink);
+    return std::nullopt;
   }
   // File work outside the mutex; the pin keeps the entry (and its file) from being evicted.
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -215,11 +219,11 @@ std::optional<EntryRef> ChunkCache::Lookup(const std::string& key, uint64_t size
     }
   }
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (verify) {
       e->state = st.ok() ? State::kReady : State::kUnverified;
       if (!st.ok()) stats_.verify_failures++;
-      verified_cv_.notify_all();
+      verified_cv_.SignalAll();
     }
     if (st.ok()) {
       stats_.hits++;
@@ -279,7 +283,7 @@ Result<FillRef> ChunkCache::StartFill(const std::string& key, uint64_t size,
   std::vector<std::string> unlink;
   Result<EntryPtr> r = Status::Internal("unset");
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     r = ReserveLocked(key, size, etag, &unlink);
   }
   UnlinkAll(unlink);
@@ -337,7 +341,7 @@ Result<EntryRef> ChunkCache::CommitFill(EntryPtr e, int fd, std::optional<uint32
   const int err = errno;
   std::vector<std::string> unlink;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     e->crc = *crc;
     e->fill_time_sec = m.fill_time_sec;
     if (rc == 0 || !e->indexed) PublishLocked(e.get(), final_name, &unlink);
@@ -354,7 +358,7 @@ Result<EntryRef> ChunkCache::CommitFill(EntryPtr e, int fd, std::optional<uint32
 void ChunkCache::AbortFill(EntryPtr e, int fd) {
   std::vector<std::string> unlink;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     stats_.fill_aborts++;
     RemoveLocked(e.get(), &unlink);
     index_.Unpin(e.get());
@@ -381,7 +385,7 @@ bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::str
   if (!crc.ok()) {
     r = crc.status();
   } else {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     r = ReserveLocked(key, size, etag, &unlink);
   }
   UnlinkAll(unlink);
@@ -408,7 +412,7 @@ bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::str
     return false;
   }
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     e->crc = *crc;
     e->fill_time_sec = m.fill_time_sec;
     PublishLocked(e.get(), final_name, &unlink);
@@ -423,14 +427,14 @@ bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::str
 void ChunkCache::Remove(const std::string& key) {
   std::vector<std::string> unlink;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (EntryPtr e = index_.Find(key)) RemoveLocked(e.get(), &unlink);
   }
   UnlinkAll(unlink);
 }
 
 CacheStats ChunkCache::Stats() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   CacheStats s = stats_;
   s.entries = index_.entries();
   s.bytes = index_.used_bytes();

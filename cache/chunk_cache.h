@@ -18,15 +18,14 @@
 // when calling in (lock order: caller's locks, then ChunkCache::mu_).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cache/cache_index.h"
+#include "src/base/mutex.h"
 #include "src/base/status.h"
 #include "src/base/thread_annotations.h"
 
@@ -195,8 +194,8 @@ class ChunkCache {
   const ChunkCacheOptions opts_;
   const std::unique_ptr<CacheDir> dir_;
 
-  mutable std::mutex mu_;
-  std::condition_variable verified_cv_;  // a kVerifying entry changed state
+  mutable Mutex mu_;
+  CondVar verified_cv_;  // a kVerifying entry changed state
   CacheIndex index_ GUARDED_BY(mu_);
   uint64_t next_gen_ GUARDED_BY(mu_) = 1;
   CacheStats stats_ GUARDED_BY(mu_);  // counters only; sizes come from index_

@@ -21,7 +21,7 @@ std::string DirListingCache::DirOf(const std::string& key) {
 
 bool DirListingCache::KnownMissing(const std::string& key) {
   if (options_.ttl.count() == 0) return false;
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = dirs_.find(DirOf(key));
   if (it == dirs_.end() || it->second.names == nullptr) return false;
   if (!Fresh(it->second.listed_at, Now())) return false;
@@ -32,7 +32,7 @@ void DirListingCache::NoteMiss(const std::string& key) {
   if (options_.ttl.count() == 0) return;
   const std::string dir = DirOf(key);
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     Dir& d = dirs_[dir];
     Time now = Now();
     if (d.listing) return;
@@ -72,7 +72,7 @@ void DirListingCache::ListDir(const std::string& dir) {
     req.continuation_token = page->truncated ? page->next_continuation_token : "";
   } while (!req.continuation_token.empty());
 
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   Dir& d = dirs_[dir];
   d.listing = false;
   d.misses = 0;
@@ -89,7 +89,7 @@ void DirListingCache::ListDir(const std::string& dir) {
 }
 
 uint64_t DirListingCache::listings() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return listings_;
 }
 

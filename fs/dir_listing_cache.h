@@ -16,13 +16,13 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "fs/meta_cache.h"
 #include "objstore/object_store.h"
+#include "src/base/mutex.h"
 #include "src/base/thread_annotations.h"
 
 namespace kvfs {
@@ -68,7 +68,7 @@ class DirListingCache {
   const std::shared_ptr<ObjectStore> store_;
   const Options options_;
   const SteadyClock clock_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::unordered_map<std::string, Dir> dirs_ GUARDED_BY(mu_);
   uint64_t listings_ GUARDED_BY(mu_) = 0;
 };

@@ -6,14 +6,13 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "fs/errno_map.h"
+#include "src/base/mutex.h"
 
 namespace kvfs {
 
@@ -25,39 +24,38 @@ namespace {
 class EntryInvalidator {
  public:
   explicit EntryInvalidator(fuse_session* se) : se_(se), thread_([this] { Run(); }) {}
-  ~EntryInvalidator() {
+  ~EntryInvalidator() EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     thread_.join();
   }
-  void Push(uint64_t parent, const std::string& name) {
+  void Push(uint64_t parent, const std::string& name) EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       queue_.emplace_back(parent, name);
     }
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
  private:
-  void Run() {
-    std::unique_lock<std::mutex> l(mu_);
+  void Run() EXCLUDES(mu_) {
+    MutexLock l(&mu_);
     for (;;) {
-      cv_.wait(l, [this] { return stop_ || !queue_.empty(); });
+      cv_.Wait(&mu_, [this]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
       if (stop_) return;
       auto [parent, name] = std::move(queue_.front());
       queue_.pop_front();
-      l.unlock();
+      MutexUnlock u(&mu_);
       fuse_lowlevel_notify_inval_entry(se_, parent, name.c_str(), name.size());
-      l.lock();
     }
   }
 
   fuse_session* const se_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   std::deque<std::pair<uint64_t, std::string>> queue_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;

@@ -12,7 +12,7 @@ InodeTable::InodeTable() {
 }
 
 uint64_t InodeTable::Ref(uint64_t parent, const std::string& name, bool is_dir) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = by_name_.find({parent, name});
   if (it != by_name_.end()) {
     Node& n = nodes_[it->second];
@@ -32,7 +32,7 @@ uint64_t InodeTable::Ref(uint64_t parent, const std::string& name, bool is_dir) 
 
 void InodeTable::Forget(uint64_t ino, uint64_t count) {
   if (ino == kRootIno) return;
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = nodes_.find(ino);
   if (it == nodes_.end()) return;
   Node& n = it->second;
@@ -43,7 +43,7 @@ void InodeTable::Forget(uint64_t ino, uint64_t count) {
 }
 
 std::optional<std::vector<std::string>> InodeTable::Path(uint64_t ino) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   std::vector<std::string> names;
   while (ino != kRootIno) {
     auto it = nodes_.find(ino);
@@ -56,26 +56,26 @@ std::optional<std::vector<std::string>> InodeTable::Path(uint64_t ino) const {
 }
 
 std::optional<uint64_t> InodeTable::Find(uint64_t parent, const std::string& name) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = by_name_.find({parent, name});
   if (it == by_name_.end()) return std::nullopt;
   return it->second;
 }
 
 bool InodeTable::IsDir(uint64_t ino) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = nodes_.find(ino);
   return it != nodes_.end() && it->second.is_dir;
 }
 
 uint64_t InodeTable::ParentOf(uint64_t ino) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = nodes_.find(ino);
   return it == nodes_.end() ? 0 : it->second.parent;
 }
 
 void InodeTable::Detach(uint64_t parent, const std::string& name) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = by_name_.find({parent, name});
   if (it == by_name_.end()) return;
   nodes_[it->second].detached = true;
@@ -83,7 +83,7 @@ void InodeTable::Detach(uint64_t parent, const std::string& name) {
 }
 
 void InodeTable::Move(uint64_t ino, uint64_t new_parent, const std::string& new_name) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto nit = nodes_.find(ino);
   if (nit == nodes_.end()) return;
   auto target = by_name_.find({new_parent, new_name});
@@ -100,7 +100,7 @@ void InodeTable::Move(uint64_t ino, uint64_t new_parent, const std::string& new_
 }
 
 size_t InodeTable::size() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return nodes_.size();
 }
 

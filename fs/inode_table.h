@@ -10,13 +10,13 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "src/base/mutex.h"
 #include "src/base/thread_annotations.h"
 
 namespace kvfs {
@@ -28,20 +28,20 @@ class InodeTable {
   InodeTable();
 
   // The inode of `name` in `parent` (created if new) with one more kernel reference.
-  uint64_t Ref(uint64_t parent, const std::string& name, bool is_dir);
+  uint64_t Ref(uint64_t parent, const std::string& name, bool is_dir) EXCLUDES(mu_);
   // Drops n kernel references.
-  void Forget(uint64_t ino, uint64_t n);
+  void Forget(uint64_t ino, uint64_t n) EXCLUDES(mu_);
   // Names from the root to ino (empty for the root); nullopt for unknown or detached inodes.
-  std::optional<std::vector<std::string>> Path(uint64_t ino) const;
-  std::optional<uint64_t> Find(uint64_t parent, const std::string& name) const;
-  bool IsDir(uint64_t ino) const;
+  std::optional<std::vector<std::string>> Path(uint64_t ino) const EXCLUDES(mu_);
+  std::optional<uint64_t> Find(uint64_t parent, const std::string& name) const EXCLUDES(mu_);
+  bool IsDir(uint64_t ino) const EXCLUDES(mu_);
   // The parent directory's inode (0 if unknown).
-  uint64_t ParentOf(uint64_t ino) const;
+  uint64_t ParentOf(uint64_t ino) const EXCLUDES(mu_);
   // Removes the name of `name` in `parent` (unlink): its inode becomes detached.
-  void Detach(uint64_t parent, const std::string& name);
+  void Detach(uint64_t parent, const std::string& name) EXCLUDES(mu_);
   // Gives inode `ino` the name `new_name` in `new_parent`, detaching whatever had it (rename).
-  void Move(uint64_t ino, uint64_t new_parent, const std::string& new_name);
-  size_t size() const;
+  void Move(uint64_t ino, uint64_t new_parent, const std::string& new_name) EXCLUDES(mu_);
+  size_t size() const EXCLUDES(mu_);
 
  private:
   struct Node {
@@ -53,7 +53,7 @@ class InodeTable {
   };
   using NameKey = std::pair<uint64_t, std::string>;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::unordered_map<uint64_t, Node> nodes_ GUARDED_BY(mu_);
   std::map<NameKey, uint64_t> by_name_ GUARDED_BY(mu_);
   uint64_t next_ino_ GUARDED_BY(mu_) = kRootIno + 1;

@@ -10,7 +10,7 @@ MetaCache::MetaCache(std::chrono::seconds ttl, size_t max_entries, SteadyClock c
 std::optional<MetaEntry> MetaCache::Get(const std::string& key) {
   if (ttl_.count() == 0) return std::nullopt;
   auto now = clock_();
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = map_.find(key);
   if (it == map_.end()) return std::nullopt;
   if (it->second.expires <= now) {
@@ -23,7 +23,7 @@ std::optional<MetaEntry> MetaCache::Get(const std::string& key) {
 void MetaCache::Put(const std::string& key, MetaEntry entry) {
   if (ttl_.count() == 0) return;
   auto now = clock_();
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (map_.size() >= max_entries_ && !map_.count(key)) {
     // Over the bound: drop what has expired; if that frees nothing, start over. Rare, and a
     // cleared cache only costs requests, never correctness.
@@ -54,12 +54,12 @@ void MetaCache::PutMissing(const std::string& key) {
 }
 
 void MetaCache::Erase(const std::string& key) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   map_.erase(key);
 }
 
 size_t MetaCache::size() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return map_.size();
 }
 

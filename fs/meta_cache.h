@@ -10,12 +10,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "objstore/object_store.h"
+#include "src/base/mutex.h"
 #include "src/base/thread_annotations.h"
 
 namespace kvfs {
@@ -34,24 +34,24 @@ class MetaCache {
   MetaCache(std::chrono::seconds ttl, size_t max_entries, SteadyClock clock = {});
 
   // A fresh entry, or nullopt when absent or expired.
-  std::optional<MetaEntry> Get(const std::string& key);
-  void PutFile(const ObjectInfo& info);
-  void PutDir(const std::string& key);
-  void PutMissing(const std::string& key);
-  void Erase(const std::string& key);
-  size_t size() const;
+  std::optional<MetaEntry> Get(const std::string& key) EXCLUDES(mu_);
+  void PutFile(const ObjectInfo& info) EXCLUDES(mu_);
+  void PutDir(const std::string& key) EXCLUDES(mu_);
+  void PutMissing(const std::string& key) EXCLUDES(mu_);
+  void Erase(const std::string& key) EXCLUDES(mu_);
+  size_t size() const EXCLUDES(mu_);
 
  private:
   struct Slot {
     MetaEntry entry;
     std::chrono::steady_clock::time_point expires;
   };
-  void Put(const std::string& key, MetaEntry entry);
+  void Put(const std::string& key, MetaEntry entry) EXCLUDES(mu_);
 
   const std::chrono::seconds ttl_;
   const size_t max_entries_;
   const SteadyClock clock_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::unordered_map<std::string, Slot> map_ GUARDED_BY(mu_);
 };
 

@@ -9,10 +9,11 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "src/base/mutex.h"
 
 namespace kvfs {
 namespace {
@@ -72,7 +73,7 @@ int RunWarm(const CommandLine& cmd) {
   const size_t total = names.size();
   std::atomic<size_t> next{0}, done{0}, failed{0};
   std::atomic<uint64_t> bytes{0};
-  std::mutex out_mu;  // serialises the progress line and error messages
+  Mutex out_mu;  // serialises the progress line and error messages
   const bool tty = isatty(STDERR_FILENO) != 0;
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1)) < total;) {
@@ -80,7 +81,7 @@ int RunWarm(const CommandLine& cmd) {
       std::string error;
       bool ok = ReadThrough(cmd.mountpoint + "/" + names[i], &got, &error);
       bytes += got;
-      std::lock_guard<std::mutex> l(out_mu);
+      MutexLock l(&out_mu);
       if (!ok) {
         ++failed;
         std::fprintf(stderr, "%skvfs warm: %s: %s\n", tty ? "\r\033[K" : "", names[i].c_str(),

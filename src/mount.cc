@@ -11,9 +11,8 @@
 #include <string>
 
 #include "cache/chunk_cache.h"
-#include "fs/filesystem.h"
+#include "fs/direct_reader.h"
 #include "fs/fuse_adapter.h"
-#include "fs/read/cached_reader.h"
 #include "src/daemonize.h"
 #include "src/logging.h"
 #include "src/recovery.h"
@@ -23,8 +22,8 @@
 namespace kvfs {
 namespace {
 
-FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix,
-                        const std::string& spool_dir) {
+// spool_dir is left empty: the cache's (BuildMountStack).
+FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix) {
   FsOptions o;
   o.key_prefix = key_prefix;
   o.chunk_sizes = c.chunk_sizes;
@@ -41,7 +40,6 @@ FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix,
   o.subdirectories = c.subdirectories;
   o.upload_while_writing = c.upload_while_writing;
   o.page_cache = c.page_cache;
-  o.spool_dir = spool_dir;
   o.statfs_total_bytes = c.statfs_size != 0 ? c.statfs_size : c.cache_size;
   return o;
 }
@@ -53,38 +51,50 @@ CachedReaderOptions MakeReaderOptions(const KvfsConfig& c) {
   return o;
 }
 
-// Everything the mount holds, destroyed in reverse order of construction: the filesystem first
-// (it finishes uploads), then the reader (joins its fetches), the cache, and the store last.
-struct Stack {
-  std::shared_ptr<ObjectStore> store;
-  std::unique_ptr<ChunkCache> cache;
-  std::shared_ptr<CachedReader> reader;
-  std::unique_ptr<Filesystem> fs;
-};
+}  // namespace
 
-Result<Stack> BuildStack(const KvfsConfig& config) {
-  Stack s;
-  KVFS_ASSIGN_OR_RETURN(StoreAndPrefix sp, OpenStore(config));
-  s.store = sp.store;
-  // CheckAccess's messages already name the store, the endpoint and the cause.
-  KVFS_RETURN_IF_ERROR(s.store->CheckAccess());
-  ChunkCacheOptions co;
-  co.dir = config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir;
-  co.capacity = config.cache_size;
-  co.high_watermark = config.cache_high_watermark;
-  co.evict_ratio = config.cache_evict_ratio;
-  auto cache = ChunkCache::Open(co);
-  if (!cache.ok()) return cache.status().Annotate("cache_dir " + co.dir);
-  s.cache = std::move(cache).value();
-  s.reader = std::make_shared<CachedReader>(s.store, s.cache.get(), MakeReaderOptions(config));
-  auto fs = Filesystem::Create(s.store, s.reader,
-                               MakeFsOptions(config, sp.key_prefix, s.cache->spool_dir()));
+std::function<std::string()> MountStack::StatsText() const {
+  if (cached_reader == nullptr || cache == nullptr) return nullptr;
+  return [reader = cached_reader, cache = cache.get(), store = store.get()] {
+    return FormatStats(reader->Stats(), cache->Stats(), store->Stats());
+  };
+}
+
+Result<MountStack> BuildMountStack(std::shared_ptr<ObjectStore> store, MountStackOptions options) {
+  MountStack s;
+  s.store = std::move(store);
+  if (options.cache) {
+    auto cache = ChunkCache::Open(*options.cache);
+    if (!cache.ok()) return cache.status().Annotate("cache_dir " + options.cache->dir);
+    s.cache = std::move(cache).value();
+    // Spool files on the cache's filesystem are adopted into the cache after upload.
+    if (options.fs.spool_dir.empty()) options.fs.spool_dir = s.cache->spool_dir();
+    auto reader = std::make_shared<CachedReader>(s.store, s.cache.get(), options.reader);
+    s.cached_reader = reader.get();
+    s.reader = std::move(reader);
+  } else {
+    s.reader = NewDirectReader(s.store);
+  }
+  auto fs = Filesystem::Create(s.store, s.reader, options.fs);
   if (!fs.ok()) return fs.status();
   s.fs = std::move(fs).value();
   return s;
 }
 
-}  // namespace
+Result<MountStack> BuildMountStack(const KvfsConfig& config) {
+  KVFS_ASSIGN_OR_RETURN(StoreAndPrefix sp, OpenStore(config));
+  // CheckAccess's messages already name the store, the endpoint and the cause.
+  KVFS_RETURN_IF_ERROR(sp.store->CheckAccess());
+  MountStackOptions o;
+  ChunkCacheOptions& co = o.cache.emplace();
+  co.dir = config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir;
+  co.capacity = config.cache_size;
+  co.high_watermark = config.cache_high_watermark;
+  co.evict_ratio = config.cache_evict_ratio;
+  o.reader = MakeReaderOptions(config);
+  o.fs = MakeFsOptions(config, sp.key_prefix);
+  return BuildMountStack(sp.store, std::move(o));
+}
 
 int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   if (cmd.mountpoint.empty()) {
@@ -117,9 +127,9 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     (void)SetupLogging(lo);
   }
 
-  Stack stack;
+  MountStack stack;
   {
-    auto built = BuildStack(config);
+    auto built = BuildMountStack(config);
     if (!built.ok()) {
       std::string msg = "kvfs: " + built.status().ToString();
       // Said once: by the waiting parent when daemonized, else by the log on stderr.
@@ -141,12 +151,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   fo.extra_mount_options = cmd.fuse_options;
   if (config.read_only) fo.extra_mount_options.push_back("ro");
   if (config.max_read != 0) fo.max_read = static_cast<uint32_t>(config.max_read);
-  CachedReader* reader = stack.reader.get();
-  ChunkCache* cache = stack.cache.get();
-  ObjectStore* store = stack.store.get();
-  fo.stats_text = [reader, cache, store] {
-    return FormatStats(reader->Stats(), cache->Stats(), store->Stats());
-  };
+  fo.stats_text = stack.StatsText();
 
   bool mounted = false;
   UploadCleanup cleanup;

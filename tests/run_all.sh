@@ -93,5 +93,7 @@ say "ctest (timeout ${TEST_TIMEOUT}s per test, -j$CTEST_JOBS)"
 rc=0
 ctest --test-dir "$BUILD" --output-on-failure --no-tests=error --timeout "$TEST_TIMEOUT" \
   -j"$CTEST_JOBS" "$@" || rc=$?
+bash "$ROOT/tests/ci/thread_safety.sh" || rc=$?  # clang -Wthread-safety -Werror build
+bash "$ROOT/tests/ci/tsan.sh" || rc=$?           # ThreadSanitizer: unit and concurrency tests
 if [ "$rc" -eq 0 ]; then say "PASSED"; else say "FAILED (ctest exit $rc)"; fi
 exit "$rc"

@@ -1,10 +1,10 @@
 // The raw client on kvfs's own S3 store: the limit the daemon's object path can reach.
 #include <latch>
-#include <mutex>
 #include <vector>
 
 #include "bench/raw/raw_client.h"
 #include "objstore/s3/s3_store.h"
+#include "src/base/mutex.h"
 
 namespace kvbench {
 namespace {
@@ -25,7 +25,7 @@ class StoreClient : public RawClient {
   Status Get(const std::string& key, char* dst, uint64_t size, uint64_t part) override {
     size_t n = static_cast<size_t>((size + part - 1) / part);
     std::latch done(static_cast<std::ptrdiff_t>(n));
-    std::mutex mu;
+    kvfs::Mutex mu;
     Status first;  // first failure, guarded by mu
     for (size_t i = 0; i < n; ++i) {
       kvfs::GetRequest req;
@@ -35,7 +35,7 @@ class StoreClient : public RawClient {
       uint64_t want = req.length;
       store_->GetAsync(req, dst + req.offset, [&, want](Result<uint64_t> r) {
         if (!r.ok() || *r != want) {
-          std::lock_guard<std::mutex> l(mu);
+          kvfs::MutexLock l(&mu);
           if (first.ok()) {
             first = r.ok() ? Status::IoError("GET " + key + ": short read") : r.status();
           }

@@ -13,8 +13,8 @@ CachedReader::CachedReader(std::shared_ptr<ObjectStore> store, ChunkCache* cache
 
 CachedReader::~CachedReader() {
   // Downloads still running reference the write threads and the counters: let them end first.
-  std::unique_lock<std::mutex> l(mu_);
-  drained_cv_.wait(l, [this] { return counters_.fetches_in_flight.load() == 0; });
+  MutexLock l(&mu_);
+  drained_cv_.Wait(&mu_, [this] { return counters_.fetches_in_flight.load() == 0; });
   fetches_.clear();
 }
 
@@ -29,7 +29,7 @@ std::unique_ptr<ReadHandle> CachedReader::Stream(const ObjectInfo& info) {
 std::shared_ptr<ObjectFetch> CachedReader::FindOrAdd(const std::string& key, const ObjectInfo& info,
                                                      std::shared_ptr<ObjectFetch> fresh,
                                                      bool* mismatch) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = fetches_.find(key);
   if (it != fetches_.end()) {
     if (it->second->Matches(info)) return it->second;
@@ -90,14 +90,14 @@ Result<std::unique_ptr<ReadHandle>> CachedReader::Open(const std::string& key,
 }
 
 void CachedReader::FetchFinished(const std::string& key, const ObjectFetch* f) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = fetches_.find(key);
   if (it != fetches_.end() && it->second.get() == f) fetches_.erase(it);
 }
 
 void CachedReader::FetchDrained() {
-  std::lock_guard<std::mutex> l(mu_);
-  drained_cv_.notify_all();
+  MutexLock l(&mu_);
+  drained_cv_.SignalAll();
 }
 
 bool CachedReader::AdoptWritten(const std::string& key, const ObjectInfo& info,
@@ -105,7 +105,7 @@ bool CachedReader::AdoptWritten(const std::string& key, const ObjectInfo& info,
   if (cache_ == nullptr) return false;
   {
     // A download of the old content must not serve new openers.
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     fetches_.erase(key);
   }
   return cache_->AdoptFile(key, info.size, info.etag, path);
@@ -113,7 +113,7 @@ bool CachedReader::AdoptWritten(const std::string& key, const ObjectInfo& info,
 
 void CachedReader::Invalidate(const std::string& key) {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     fetches_.erase(key);
   }
   if (cache_ != nullptr) cache_->Remove(key);

@@ -14,10 +14,8 @@
 // still running.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -26,6 +24,7 @@
 #include "fs/read/fetch_context.h"
 #include "fs/read/work_pool.h"
 #include "objstore/object_store.h"
+#include "src/base/mutex.h"
 #include "src/base/thread_annotations.h"
 
 namespace kvfs {
@@ -84,8 +83,8 @@ class CachedReader : public ChunkReader, private FetchOwner {
   const CachedReaderOptions opts_;
   ReaderCounters counters_;
 
-  mutable std::mutex mu_;
-  std::condition_variable drained_cv_;
+  mutable Mutex mu_;
+  CondVar drained_cv_;
   std::unordered_map<std::string, std::shared_ptr<ObjectFetch>> fetches_ GUARDED_BY(mu_);
 
   WorkPool workers_;  // last: destroyed (joined) first

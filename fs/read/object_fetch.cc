@@ -63,7 +63,7 @@ void ObjectFetch::Start(FillRef fill) {
   }
   bool finish = false;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     fd_ = fd;
     fill_ = std::move(fill);
     state_ = State::kRunning;
@@ -71,7 +71,7 @@ void ObjectFetch::Start(FillRef fill) {
       state_ = State::kComplete;
       finish = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   ctx_.counters->fetches_in_flight++;
   if (finish) {
@@ -82,15 +82,15 @@ void ObjectFetch::Start(FillRef fill) {
 }
 
 void ObjectFetch::Abandon(Status st) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   state_ = State::kAbandoned;
   error_ = std::move(st);
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 Status ObjectFetch::WaitStarted() {
-  std::unique_lock<std::mutex> l(mu_);
-  cv_.wait(l, [this] { return state_ != State::kStarting; });
+  MutexLock l(&mu_);
+  cv_.Wait(&mu_, [this]() REQUIRES(mu_) { return state_ != State::kStarting; });
   return state_ == State::kAbandoned ? error_ : Status::OK();
 }
 
@@ -111,7 +111,7 @@ void ObjectFetch::Pump() {
     req.key = key_;
     req.if_match = info_.etag;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       if (state_ != State::kRunning) return;
       if (probe_ && !probe_issued_) {
         probe_issued_ = true;
@@ -159,11 +159,11 @@ Status ObjectFetch::OnBytes(size_t part, PartProgress* progress, const char* dat
   progress->crc = Crc32c(progress->crc, data, n);  // the bytes are still in the CPU cache
   progress->received += n;
   ctx_.counters->bytes_from_store += n;
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   have_[part] = progress->received;
   if (progress->received >= wake_at_[part]) {
     wake_at_[part] = kNoWaiter;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   return Status::OK();
 }
@@ -194,7 +194,7 @@ void ObjectFetch::OnPartDone(size_t part, const PartProgress& progress, Result<u
   Status st;
   FillRef to_drop;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     inflight_--;
     // After a failure the remaining parts are only drained: their bytes are not wanted.
     if (state_ == State::kRunning) st = CheckPart(part, got);
@@ -218,14 +218,14 @@ void ObjectFetch::OnPartDone(size_t part, const PartProgress& progress, Result<u
       }
     }
     drained = DrainedLocked();
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   if (failed_now) {
     spdlog::warn("read: download of {} failed: {}", key_, st.ToString());
     ctx_.counters->fetch_failures++;
     ctx_.owner->FetchFinished(key_, this);
     to_drop.Reset();  // drop the partial fill now so a new Open can start afresh
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     fill_dropped_ = true;
     drained = DrainedLocked();
   }
@@ -251,7 +251,7 @@ void ObjectFetch::Finish() {
   uint32_t crc = 0;
   FillRef fill;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     for (size_t p = 0; p < nparts_; p++) crc = Crc32cCombine(crc, part_crc_[p], PartLength(p));
     fill = std::move(fill_);
   }
@@ -260,7 +260,7 @@ void ObjectFetch::Finish() {
     // The bytes are all in our fd, so open handles are unaffected; only later opens miss.
     spdlog::warn("read: {} downloaded but not cached: {}", key_, entry.status().ToString());
   } else {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     entry_ = std::move(entry).value();
   }
   ctx_.owner->FetchFinished(key_, this);
@@ -273,7 +273,7 @@ Status ObjectFetch::WaitFor(uint64_t offset, uint64_t length) {
   const uint64_t end = std::min(info_.size, offset + length);
   const size_t first = offset / part_size_;
   const size_t last = (end - 1) / part_size_;
-  std::unique_lock<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   bool want = false;
   for (size_t p = first; p <= last; p++) {
     if (parts_[p] == PartState::kPending) {
@@ -282,14 +282,13 @@ Status ObjectFetch::WaitFor(uint64_t offset, uint64_t length) {
     }
   }
   if (want && state_ == State::kRunning) {
-    l.unlock();
+    MutexUnlock u(&mu_);
     Pump();
-    l.lock();
   }
   for (;;) {
     if (state_ == State::kFailed || state_ == State::kAbandoned) return error_;
     if (state_ == State::kStarting) {
-      cv_.wait(l);
+      cv_.Wait(&mu_);
       continue;
     }
     bool ready = true;
@@ -302,7 +301,7 @@ Status ObjectFetch::WaitFor(uint64_t offset, uint64_t length) {
       }
     }
     if (ready) return Status::OK();
-    cv_.wait(l);
+    cv_.Wait(&mu_);
   }
 }
 

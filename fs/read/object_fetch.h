@@ -22,17 +22,16 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "cache/chunk_cache.h"
 #include "fs/read/fetch_context.h"
 #include "objstore/object_store.h"
+#include "src/base/mutex.h"
 #include "src/base/status.h"
 #include "src/base/thread_annotations.h"
 
@@ -96,8 +95,8 @@ class ObjectFetch : public std::enable_shared_from_this<ObjectFetch> {
   // Set once the fetch has failed: sinks stop writing (read without mu_ on the I/O thread).
   std::atomic<bool> stopped_{false};
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   State state_ GUARDED_BY(mu_) = State::kStarting;
   Status error_ GUARDED_BY(mu_);
   std::vector<PartState> parts_ GUARDED_BY(mu_);

@@ -1,9 +1,9 @@
 #include "fs/read/ranged_get.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
+
+#include "src/base/mutex.h"
 
 namespace kvfs {
 
@@ -15,10 +15,10 @@ Result<uint64_t> ParallelRangedGet(ObjectStore* store, const ObjectInfo& info, u
   const uint64_t part = std::max<uint64_t>(opts.part_size, 1);
   // Shared with the callbacks, which may run on another thread.
   struct Wave {
-    std::mutex mu;
-    std::condition_variable cv;
-    int pending = 0;
-    Status error;
+    Mutex mu;
+    CondVar cv;
+    int pending GUARDED_BY(mu) = 0;
+    Status error GUARDED_BY(mu);
   };
   uint64_t done = 0;
   while (done < total) {
@@ -29,7 +29,10 @@ Result<uint64_t> ParallelRangedGet(ObjectStore* store, const ObjectInfo& info, u
       ranges.emplace_back(done, n);
       done += n;
     }
-    wave->pending = static_cast<int>(ranges.size());
+    {
+      MutexLock l(&wave->mu);  // uncontended: no callback exists yet
+      wave->pending = static_cast<int>(ranges.size());
+    }
     for (auto [at, n] : ranges) {
       GetRequest req;
       req.key = info.key;
@@ -37,7 +40,8 @@ Result<uint64_t> ParallelRangedGet(ObjectStore* store, const ObjectInfo& info, u
       req.length = n;
       req.if_match = info.etag;
       if (requests != nullptr) (*requests)++;
-      store->GetAsync(req, buf + at, [wave, req, n](Result<uint64_t> got) {
+      // n = n: clang 14 cannot capture a structured binding directly.
+      store->GetAsync(req, buf + at, [wave, req, n = n](Result<uint64_t> got) {
         Status st;
         if (!got.ok()) {
           st = got.status().Annotate("GET " + req.key + " at " + std::to_string(req.offset));
@@ -46,13 +50,13 @@ Result<uint64_t> ParallelRangedGet(ObjectStore* store, const ObjectInfo& info, u
                                 std::to_string(n) + " bytes at " + std::to_string(req.offset) +
                                 " returned " + std::to_string(*got));
         }
-        std::lock_guard<std::mutex> l(wave->mu);
+        MutexLock l(&wave->mu);
         if (!st.ok() && wave->error.ok()) wave->error = st;
-        if (--wave->pending == 0) wave->cv.notify_all();
+        if (--wave->pending == 0) wave->cv.SignalAll();
       });
     }
-    std::unique_lock<std::mutex> l(wave->mu);
-    wave->cv.wait(l, [&] { return wave->pending == 0; });
+    MutexLock l(&wave->mu);
+    wave->cv.Wait(&wave->mu, [&]() REQUIRES(wave->mu) { return wave->pending == 0; });
     if (!wave->error.ok()) return wave->error;
   }
   return total;

@@ -4,13 +4,12 @@
 // Thread-safe. The destructor runs the tasks still queued, then joins the threads.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "src/base/mutex.h"
 #include "src/base/thread_annotations.h"
 
 namespace kvfs {
@@ -18,13 +17,13 @@ namespace kvfs {
 class WorkPool {
  public:
   explicit WorkPool(int threads);
-  ~WorkPool();
+  ~WorkPool() EXCLUDES(mu_);
   void Post(std::function<void()> task) EXCLUDES(mu_);
 
  private:
-  void Run();
-  std::mutex mu_;
-  std::condition_variable cv_;
+  void Run() EXCLUDES(mu_);
+  Mutex mu_;
+  CondVar cv_;
   std::deque<std::function<void()>> tasks_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;

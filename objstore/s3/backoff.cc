@@ -30,7 +30,7 @@ int64_t RetryPolicy::BackoffMs(int retry) {
   const int64_t cap = std::min<int64_t>(
       options_.max_ms, static_cast<int64_t>(std::max(options_.base_ms, 1)) << shift);
   if (cap <= 0) return 0;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const uint64_t r = random_ ? random_() : rng_();
   return static_cast<int64_t>(r % static_cast<uint64_t>(cap + 1));
 }

@@ -4,10 +4,10 @@
 
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <random>
 
+#include "src/base/mutex.h"
 #include "src/base/status.h"
 #include "src/base/thread_annotations.h"
 
@@ -47,7 +47,7 @@ class RetryPolicy {
  private:
   const Options options_;
   Clock* const clock_;
-  std::mutex mu_;
+  Mutex mu_;
   std::function<uint64_t()> random_ GUARDED_BY(mu_);
   std::mt19937_64 rng_ GUARDED_BY(mu_);
 };

@@ -124,7 +124,7 @@ HttpEngine::HttpEngine(const Options& options)
 
 void HttpEngine::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
   if (multi_ != nullptr) curl_multi_wakeup(multi_);
@@ -139,7 +139,7 @@ HttpEngine::~HttpEngine() {
 
 void HttpEngine::Submit(std::unique_ptr<HttpExchange> ex) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!stopping_) {
       submitted_.push_back(std::move(ex));
       ex = nullptr;
@@ -156,7 +156,7 @@ void HttpEngine::Submit(std::unique_ptr<HttpExchange> ex) {
 
 void HttpEngine::RunAfter(int64_t delay_ms, std::function<void()> fn) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!stopping_) {
       timers_.push_back(
           {clock_->NowMs() + std::max<int64_t>(0, delay_ms), timer_seq_++, std::move(fn)});
@@ -277,7 +277,7 @@ void HttpEngine::Loop() {
     bool more_submitted = false;
     int64_t next_timer_ms = -1;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (stopping_) break;
       while (!submitted_.empty()) {
         waiting_.push_back(std::move(submitted_.front()));
@@ -308,7 +308,7 @@ void HttpEngine::Loop() {
     }
 
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       more_submitted = !submitted_.empty() || stopping_;
     }
     // Callbacks above may have queued work: loop again without waiting.
@@ -347,7 +347,7 @@ void HttpEngine::CancelEverything() {
     std::deque<std::unique_ptr<HttpExchange>> queued;
     std::vector<Timer> timers;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       queued.swap(submitted_);
       timers.swap(timers_);
     }

@@ -13,7 +13,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -21,6 +20,7 @@
 
 #include "objstore/object_store.h"
 #include "objstore/s3/backoff.h"
+#include "src/base/mutex.h"
 #include "src/base/thread_annotations.h"
 
 namespace kvfs::s3 {
@@ -111,7 +111,7 @@ class HttpEngine {
   };
 
   explicit HttpEngine(const Options& options);
-  void Loop();
+  void Loop() EXCLUDES(mu_);
   void StartTransfer(std::unique_ptr<HttpExchange> ex);
   void FinishTransfer(CURL* easy, CURLcode result);
   void CancelEverything() EXCLUDES(mu_);
@@ -120,7 +120,7 @@ class HttpEngine {
   const Options options_;
   Clock* const clock_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::deque<std::unique_ptr<HttpExchange>> submitted_ GUARDED_BY(mu_);
   std::vector<Timer> timers_ GUARDED_BY(mu_);  // heap ordered by TimerLater
   uint64_t timer_seq_ GUARDED_BY(mu_) = 0;

@@ -52,7 +52,10 @@ class SCOPED_CAPABILITY MutexLock {
 class SCOPED_CAPABILITY MutexUnlock {
  public:
   explicit MutexUnlock(Mutex* mu) RELEASE(mu) : mu_(mu) { mu_->Unlock(); }
-  ~MutexUnlock() ACQUIRE() { mu_->Lock(); }
+  // RELEASE(), not ACQUIRE(): clang ends a scoped capability with its destructor, which undoes
+  // what the constructor did (here: takes mu again). ACQUIRE() makes clang 14 report "releasing
+  // mutex that was not held" at the end of every MutexUnlock scope.
+  ~MutexUnlock() RELEASE() { mu_->Lock(); }
   MutexUnlock(const MutexUnlock&) = delete;
   MutexUnlock& operator=(const MutexUnlock&) = delete;
 
@@ -62,6 +65,13 @@ class SCOPED_CAPABILITY MutexUnlock {
 
 class CondVar {
  public:
+  // Waits for one Signal/SignalAll (or a spurious wake-up); mu must be held. For loops that
+  // re-check several conditions, or must act between wake-ups, where one predicate does not fit.
+  void Wait(Mutex* mu) REQUIRES(mu) {
+    std::unique_lock<std::mutex> l(mu->mu_, std::adopt_lock);
+    cv_.wait(l);
+    l.release();
+  }
   // Waits until pred() holds; mu must be held (it is released while waiting).
   template <typename Pred>
   void Wait(Mutex* mu, Pred pred) REQUIRES(mu) {

@@ -6,13 +6,12 @@
 #pragma once
 
 #include <algorithm>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "objstore/store_wrapper.h"
+#include "src/base/mutex.h"
 
 namespace kvfs::testing {
 
@@ -23,7 +22,7 @@ class ThreadedStore : public StoreWrapper {
     Release();
     std::vector<std::thread> ts;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       ts.swap(threads_);
     }
     for (auto& t : ts) t.join();
@@ -31,38 +30,38 @@ class ThreadedStore : public StoreWrapper {
 
   // GETs whose offset is >= `offset` wait until Release(); a streamed GET that spans `offset`
   // delivers the bytes before it, then waits.
-  void HoldGetsFrom(uint64_t offset) {
-    std::lock_guard<std::mutex> l(mu_);
+  void HoldGetsFrom(uint64_t offset) EXCLUDES(mu_) {
+    MutexLock l(&mu_);
     hold_from_ = offset;
   }
-  void Release() {
-    std::lock_guard<std::mutex> l(mu_);
+  void Release() EXCLUDES(mu_) {
+    MutexLock l(&mu_);
     hold_from_ = UINT64_MAX;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   // GETs waiting in HoldGetsFrom.
-  int held() const {
-    std::lock_guard<std::mutex> l(mu_);
+  int held() const EXCLUDES(mu_) {
+    MutexLock l(&mu_);
     return held_;
   }
-  uint64_t BytesServed(const std::string& key) const {
-    std::lock_guard<std::mutex> l(mu_);
+  uint64_t BytesServed(const std::string& key) const EXCLUDES(mu_) {
+    MutexLock l(&mu_);
     auto it = bytes_.find(key);
     return it == bytes_.end() ? 0 : it->second;
   }
-  uint64_t Gets() const {
-    std::lock_guard<std::mutex> l(mu_);
+  uint64_t Gets() const EXCLUDES(mu_) {
+    MutexLock l(&mu_);
     return gets_;
   }
 
   void GetAsync(const GetRequest& req, char* dst, GetCallback done) override {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     gets_++;
     threads_.emplace_back([this, req, dst, done = std::move(done)] {
       WaitUnlessBefore(req.offset);
       Result<uint64_t> r = target()->Get(req, dst);
       if (r.ok()) {
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         bytes_[req.key] += *r;
       }
       done(std::move(r));
@@ -70,7 +69,7 @@ class ThreadedStore : public StoreWrapper {
   }
 
   void GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) override {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     gets_++;
     threads_.emplace_back([this, req, sink = std::move(sink), done = std::move(done)] {
       if (req.length == GetRequest::kToEnd) {
@@ -85,7 +84,7 @@ class ThreadedStore : public StoreWrapper {
         WaitUnlessBefore(req.offset + at);
         Status st = sink(buf.data() + at, std::min(kPiece, *r - at));
         if (!st.ok()) return done(std::move(st));
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         bytes_[req.key] += std::min(kPiece, *r - at);
       }
       done(std::move(r));
@@ -94,21 +93,21 @@ class ThreadedStore : public StoreWrapper {
 
  private:
   // Holds the calling thread while `offset` is at or past the hold point.
-  void WaitUnlessBefore(uint64_t offset) {
-    std::unique_lock<std::mutex> l(mu_);
+  void WaitUnlessBefore(uint64_t offset) EXCLUDES(mu_) {
+    MutexLock l(&mu_);
     if (offset < hold_from_) return;
     held_++;
-    cv_.wait(l, [&] { return offset < hold_from_; });
+    cv_.Wait(&mu_, [&]() REQUIRES(mu_) { return offset < hold_from_; });
     held_--;
   }
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  uint64_t hold_from_ = UINT64_MAX;
-  int held_ = 0;
-  uint64_t gets_ = 0;
-  std::map<std::string, uint64_t> bytes_;
-  std::vector<std::thread> threads_;
+  mutable Mutex mu_;
+  CondVar cv_;
+  uint64_t hold_from_ GUARDED_BY(mu_) = UINT64_MAX;
+  int held_ GUARDED_BY(mu_) = 0;
+  uint64_t gets_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, uint64_t> bytes_ GUARDED_BY(mu_);
+  std::vector<std::thread> threads_ GUARDED_BY(mu_);
 };
 
 }  // namespace kvfs::testing

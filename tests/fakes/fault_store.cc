@@ -19,27 +19,27 @@ FaultStore::FaultStore(std::shared_ptr<ObjectStore> target) : StoreWrapper(std::
 
 void FaultStore::InjectError(Op op, Fault fault) {
   if (fault.status.ok()) fault.status = Status::Internal("FaultStore: fault injected with OK");
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   faults_[Index(op)].push_back(std::move(fault));
 }
 
 void FaultStore::SetDelay(Op op, std::chrono::milliseconds delay) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   delays_[Index(op)] = delay;
 }
 
 void FaultStore::TruncateGets(int count, uint64_t keep_bytes, std::string key_contains) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   get_mangles_.push_back({count, keep_bytes, false, std::move(key_contains)});
 }
 
 void FaultStore::CorruptGets(int count, std::string key_contains) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   get_mangles_.push_back({count, UINT64_MAX, true, std::move(key_contains)});
 }
 
 void FaultStore::ClearFaults() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   for (auto& q : faults_) q.clear();
   delays_.fill(std::chrono::milliseconds(0));
   get_mangles_.clear();
@@ -56,7 +56,7 @@ FaultStore::Decision FaultStore::Begin(Op op, const std::string& key, const std:
   Decision d;
   std::chrono::milliseconds delay;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     delay = delays_[Index(op)];
     auto& q = faults_[Index(op)];
     for (auto it = q.begin(); it != q.end(); ++it) {
@@ -72,7 +72,7 @@ FaultStore::Decision FaultStore::Begin(Op op, const std::string& key, const std:
 }
 
 std::optional<FaultStore::GetMangle> FaultStore::TakeGetMangle(const std::string& key) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   for (auto it = get_mangles_.begin(); it != get_mangles_.end(); ++it) {
     if (!Matches(it->key_contains, key, "")) continue;
     GetMangle m = *it;

@@ -35,11 +35,11 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "objstore/store_wrapper.h"
+#include "src/base/mutex.h"
 #include "src/base/thread_annotations.h"
 
 namespace kvfs {
@@ -125,9 +125,9 @@ class FaultStore : public StoreWrapper {
   };
 
   // Counts the call, sleeps its delay and picks the fault, if any, for `key` (and `key2`).
-  Decision Begin(Op op, const std::string& key, const std::string& key2 = "");
+  Decision Begin(Op op, const std::string& key, const std::string& key2 = "") EXCLUDES(mu_);
   // The truncation / corruption for a GET of key, consumed now; nullopt if none.
-  std::optional<GetMangle> TakeGetMangle(const std::string& key);
+  std::optional<GetMangle> TakeGetMangle(const std::string& key) EXCLUDES(mu_);
 
   template <typename T>
   static Result<T> Finish(const Decision& d, Result<T> r) {
@@ -135,7 +135,7 @@ class FaultStore : public StoreWrapper {
     return r;
   }
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::array<std::deque<Fault>, static_cast<size_t>(Op::kNumOps)> faults_ GUARDED_BY(mu_);
   std::array<std::chrono::milliseconds, static_cast<size_t>(Op::kNumOps)> delays_ GUARDED_BY(mu_){};
   std::deque<GetMangle> get_mangles_ GUARDED_BY(mu_);

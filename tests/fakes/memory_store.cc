@@ -74,7 +74,7 @@ std::string MemoryStore::NextEtagLocked(const std::string& data) {
 
 Result<ObjectInfo> MemoryStore::Head(const std::string& key) {
   counters_.head++;
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = objects_.find(key);
   if (it == objects_.end()) return Status::NotFound("no such key: " + key);
   return InfoLocked(key, it->second);
@@ -83,7 +83,7 @@ Result<ObjectInfo> MemoryStore::Head(const std::string& key) {
 void MemoryStore::GetAsync(const GetRequest& req, char* dst, GetCallback done) {
   counters_.get++;
   Result<uint64_t> result = [&]() -> Result<uint64_t> {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     auto it = objects_.find(req.key);
     if (it == objects_.end()) return Status::NotFound("no such key: " + req.key);
     const Object& obj = it->second;
@@ -104,7 +104,7 @@ void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOp
   Result<ObjectInfo> result = [&]() -> Result<ObjectInfo> {
     KVFS_RETURN_IF_ERROR(CheckKey(key));
     KVFS_ASSIGN_OR_RETURN(std::string data, ReadBody(body));
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (opts.if_none_match && objects_.count(key)) {
       return Status::AlreadyExists("key exists: " + key);
     }
@@ -120,7 +120,7 @@ void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOp
 Result<std::string> MemoryStore::CreateMultipartUpload(const std::string& key) {
   counters_.create_mpu++;
   KVFS_RETURN_IF_ERROR(CheckKey(key));
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   std::string id = "upload-" + std::to_string(next_id_++);
   uploads_[id].key = key;
   uploads_[id].initiated_sec = time(nullptr);
@@ -145,7 +145,7 @@ void MemoryStore::UploadPartAsync(const std::string& key, const std::string& upl
       return Status::InvalidArgument("part number out of range: " + std::to_string(part_number));
     }
     KVFS_ASSIGN_OR_RETURN(std::string data, ReadBody(body));
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     auto it = uploads_.find(upload_id);
     if (it == uploads_.end() || it->second.key != key) {
       return Status::NotFound("no such upload: " + upload_id);
@@ -163,7 +163,7 @@ Result<ObjectInfo> MemoryStore::CompleteMultipartUpload(const std::string& key,
                                                         const std::vector<CompletedPart>& parts,
                                                         const PutOptions& opts) {
   counters_.complete_mpu++;
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = uploads_.find(upload_id);
   if (it == uploads_.end() || it->second.key != key) {
     return Status::NotFound("no such upload: " + upload_id);
@@ -198,7 +198,7 @@ Result<ObjectInfo> MemoryStore::CompleteMultipartUpload(const std::string& key,
 
 Status MemoryStore::AbortMultipartUpload(const std::string& key, const std::string& upload_id) {
   counters_.abort_mpu++;
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = uploads_.find(upload_id);
   if (it == uploads_.end() || it->second.key != key) {
     return Status::NotFound("no such upload: " + upload_id);
@@ -210,7 +210,7 @@ Status MemoryStore::AbortMultipartUpload(const std::string& key, const std::stri
 Result<ListResult> MemoryStore::List(const ListRequest& req) {
   counters_.list++;
   if (req.max_keys <= 0) return Status::InvalidArgument("max_keys must be positive");
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   ListResult out;
   // The continuation token is the last key or common prefix returned; resume strictly after it
   // (and after every key that a returned common prefix covered).
@@ -257,7 +257,7 @@ Result<ListResult> MemoryStore::List(const ListRequest& req) {
 
 Status MemoryStore::Delete(const std::string& key) {
   counters_.del++;
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   objects_.erase(key);
   return Status::OK();
 }
@@ -266,7 +266,7 @@ Result<ObjectInfo> MemoryStore::Copy(const std::string& src_key, const std::stri
                                      const PutOptions& opts) {
   counters_.copy++;
   KVFS_RETURN_IF_ERROR(CheckKey(dst_key));
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = objects_.find(src_key);
   if (it == objects_.end()) return Status::NotFound("no such key: " + src_key);
   if (opts.if_none_match && objects_.count(dst_key)) {
@@ -281,7 +281,7 @@ Result<ObjectInfo> MemoryStore::Copy(const std::string& src_key, const std::stri
 }
 
 void MemoryStore::PutObject(const std::string& key, std::string data) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   Object& obj = objects_[key];
   obj.etag = NextEtagLocked(data);
   obj.data = std::move(data);
@@ -289,31 +289,31 @@ void MemoryStore::PutObject(const std::string& key, std::string data) {
 }
 
 std::optional<std::string> MemoryStore::GetObject(const std::string& key) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = objects_.find(key);
   if (it == objects_.end()) return std::nullopt;
   return it->second.data;
 }
 
 std::vector<std::string> MemoryStore::Keys() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   std::vector<std::string> keys;
   for (const auto& [k, v] : objects_) keys.push_back(k);
   return keys;
 }
 
 size_t MemoryStore::ObjectCount() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return objects_.size();
 }
 
 size_t MemoryStore::PendingUploadCount() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return uploads_.size();
 }
 
 void MemoryStore::SetMinPartSize(uint64_t bytes) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   min_part_size_ = bytes;
 }
 

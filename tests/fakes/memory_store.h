@@ -13,12 +13,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "objstore/object_store.h"
+#include "src/base/mutex.h"
 #include "src/base/thread_annotations.h"
 
 namespace kvfs {
@@ -86,7 +86,7 @@ class MemoryStore : public ObjectStore {
   ObjectInfo InfoLocked(const std::string& key, const Object& obj) const REQUIRES(mu_);
   std::string NextEtagLocked(const std::string& data) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::map<std::string, Object> objects_ GUARDED_BY(mu_);
   std::map<std::string, Upload> uploads_ GUARDED_BY(mu_);
   uint64_t next_id_ GUARDED_BY(mu_) = 1;

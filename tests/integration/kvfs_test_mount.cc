@@ -12,8 +12,10 @@
 //   --exists-policy same-size|eexist, --fanout N, --threads N, --debug,
 //   --cache-dir DIR (default: a temporary directory, removed at exit), --cache-size BYTES,
 //   --no-cache (plain ranged GETs: DirectReader).
-// With the cache (default) reads go through the CachedReader, so hits are spliced from cache
-// files, and the statistics are readable as the root's "user.kvfs.stats" attribute.
+// The stack is wired as the daemon wires it (BuildMountStack, src/mount.h). With the cache
+// (default) reads go through the CachedReader, so hits are spliced from cache files, and the
+// statistics (the daemon's, src/stats_text.h) are readable as the root's "user.kvfs.stats"
+// attribute.
 #include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
@@ -21,18 +23,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "cache/chunk_cache.h"
-#include "fs/direct_reader.h"
-#include "fs/filesystem.h"
 #include "fs/fuse_adapter.h"
-#include "fs/read/cached_reader.h"
 #include "objstore/dir/dir_store.h"
 #include "objstore/s3/s3_admin.h"
 #include "objstore/s3/s3_store.h"
+#include "src/mount.h"
 
 namespace {
 
@@ -77,26 +75,10 @@ int Dump(ObjectStore& store, const std::string& prefix) {
   return 0;
 }
 
-// "name value" lines, like the daemon's stats (its exact format is the daemon's business).
-std::string StatsText(const CachedReader& reader, const ChunkCache& cache) {
-  ReaderStats r = reader.Stats();
-  CacheStats c = cache.Stats();
-  std::ostringstream o;
-  o << "reader_opens " << r.opens << "\nreader_hits " << r.hits << "\nreader_misses " << r.misses
-    << "\nreader_joins " << r.joins << "\nreader_streamed " << r.streamed << "\nbytes_from_cache "
-    << r.bytes_from_cache << "\nbytes_from_store " << r.bytes_from_store << "\nget_requests "
-    << r.get_requests << "\nread_errors " << r.read_errors << "\ncache_entries " << c.entries
-    << "\ncache_bytes " << c.bytes << "\ncache_capacity " << c.capacity << "\ncache_evictions "
-    << c.evictions << "\ncache_adopted " << c.adopted << "\n";
-  return o.str();
-}
-
-int Serve(std::shared_ptr<ObjectStore> store, std::shared_ptr<ChunkReader> reader,
-          const FsOptions& fo, const FuseOptions& fuse, const std::string& mountpoint) {
-  auto fs = Filesystem::Create(store, std::move(reader), fo);
-  if (!fs.ok()) return Fail(fs.status().ToString());
-  return RunFuseSession(**fs, mountpoint, fuse, [&] {
-    std::printf("kvfs_test_mount: mounted %s at %s\n", store->Describe().c_str(),
+int Serve(MountStack& stack, FuseOptions fuse, const std::string& mountpoint) {
+  fuse.stats_text = stack.StatsText();
+  return RunFuseSession(*stack.fs, mountpoint, fuse, [&] {
+    std::printf("kvfs_test_mount: mounted %s at %s\n", stack.store->Describe().c_str(),
                 mountpoint.c_str());
     std::fflush(stdout);
   });
@@ -196,29 +178,25 @@ int main(int argc, char** argv) {
   Status access = store->CheckAccess();
   if (!access.ok()) return Fail(access.ToString());
 
-  if (!use_cache) {
-    if (fo.spool_dir.empty())
-      fo.spool_dir = "/tmp/kvfs-test-mount-spool-" + std::to_string(getpid());
-    return Serve(store, NewDirectReader(store), fo, fuse, mountpoint);
-  }
-
-  const bool temp_cache = cache_dir.empty();
-  if (temp_cache) cache_dir = "/tmp/kvfs-test-mount-cache-" + std::to_string(getpid());
-  int rc = 0;
-  {
-    ChunkCacheOptions co;
+  // The daemon's wiring (src/mount.h), over this store and these options.
+  MountStackOptions mo;
+  mo.fs = fo;
+  const bool temp_cache = use_cache && cache_dir.empty();
+  if (use_cache) {
+    if (temp_cache) cache_dir = "/tmp/kvfs-test-mount-cache-" + std::to_string(getpid());
+    ChunkCacheOptions& co = mo.cache.emplace();
     co.dir = cache_dir;
     co.capacity = cache_size;
-    auto cache = ChunkCache::Open(co);
-    if (!cache.ok()) return Fail(cache.status().ToString());
-    // Spool files on the cache's filesystem are adopted into the cache after upload.
-    if (fo.spool_dir.empty()) fo.spool_dir = (*cache)->spool_dir();
-    auto reader = std::make_shared<CachedReader>(store, cache->get(), CachedReaderOptions{});
-    fuse.stats_text = [r = reader.get(), c = cache->get()] { return StatsText(*r, *c); };
-    // The filesystem (and its handles) goes first, then the reader, then the cache.
-    rc = Serve(store, reader, fo, fuse, mountpoint);
-    fuse.stats_text = nullptr;
+  } else if (mo.fs.spool_dir.empty()) {
+    mo.fs.spool_dir = "/tmp/kvfs-test-mount-spool-" + std::to_string(getpid());
   }
+  int rc = 0;
+  {
+    auto stack = BuildMountStack(store, std::move(mo));
+    if (!stack.ok()) return Fail(stack.status().ToString());
+    store = nullptr;  // the stack holds it, and drops it last
+    rc = Serve(*stack, fuse, mountpoint);
+  }  // the filesystem (and its handles) goes first, then the reader, the cache, the store
   if (temp_cache) {
     std::error_code ec;
     std::filesystem::remove_all(cache_dir, ec);

@@ -96,9 +96,10 @@ def cache_hits(mnt, name, digest, size):
     s2 = stats(mnt)
     assert hashlib.sha256(first).hexdigest() == digest, "first read differs: " + name
     assert second == first, "second (cached) read differs: " + name
-    assert s1["reader_misses"] > s0["reader_misses"], "first read was not a miss: %s" % s1
-    assert s2["reader_hits"] > s1["reader_hits"], "second read was not a hit: %s" % s2
-    assert s2["bytes_from_cache"] - s1["bytes_from_cache"] >= size, "hit not from cache: %s" % s2
+    assert s1["kvfs_read_misses"] > s0["kvfs_read_misses"], "first read was not a miss: %s" % s1
+    assert s2["kvfs_read_hits"] > s1["kvfs_read_hits"], "second read was not a hit: %s" % s2
+    assert s2["kvfs_read_bytes_from_cache"] - s1["kvfs_read_bytes_from_cache"] >= size, \
+        "hit not from cache: %s" % s2
     print("ok: %s read twice, identical; second read a cache hit" % name)
 
 

@@ -1,8 +1,8 @@
 #include "tests/objstore/conformance_fixture.h"
 
-#include <condition_variable>
-#include <mutex>
 #include <random>
+
+#include "src/base/mutex.h"
 
 namespace kvfs::testing {
 
@@ -42,26 +42,26 @@ Result<std::string> ConformanceTest::GetString(const std::string& key, uint64_t 
 
 Status ConformanceTest::PutMany(const std::vector<std::pair<std::string, std::string>>& objects,
                                 int inflight) {
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   int running = 0;
   Status first_error;
   for (const auto& [key, data] : objects) {
     {
-      std::unique_lock<std::mutex> l(mu);
-      cv.wait(l, [&] { return running < inflight; });
+      MutexLock l(&mu);
+      cv.Wait(&mu, [&] { return running < inflight; });
       ++running;
     }
     store().PutAsync(key, Body::FromMemory(data.data(), data.size()), {},
                      [&, key = key](Result<ObjectInfo> r) {
-                       std::lock_guard<std::mutex> l(mu);
+                       MutexLock l(&mu);
                        if (!r.ok() && first_error.ok()) first_error = r.status().Annotate(key);
                        --running;
-                       cv.notify_all();
+                       cv.SignalAll();
                      });
   }
-  std::unique_lock<std::mutex> l(mu);
-  cv.wait(l, [&] { return running == 0; });
+  MutexLock l(&mu);
+  cv.Wait(&mu, [&] { return running == 0; });
   return first_error;
 }
 

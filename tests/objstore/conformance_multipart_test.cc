@@ -1,9 +1,8 @@
 // Object-store conformance: multipart uploads (5 MiB+ parts, content checked), abort, and
 // conditional completion.
-#include <condition_variable>
-#include <mutex>
 
 #include "objstore/upload_gc.h"
+#include "src/base/mutex.h"
 #include "tests/objstore/conformance_fixture.h"
 
 namespace kvfs::testing {
@@ -17,22 +16,22 @@ Result<std::vector<CompletedPart>> UploadParts(ObjectStore& store, const std::st
                                                const std::string& data, uint64_t part_size) {
   size_t n = (data.size() + part_size - 1) / part_size;
   std::vector<Result<std::string>> etags(n, Status::Internal("part not done"));
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   size_t done = 0;
   for (size_t i = 0; i < n; ++i) {
     uint64_t off = i * part_size;
     uint64_t len = std::min<uint64_t>(part_size, data.size() - off);
     store.UploadPartAsync(key, upload_id, static_cast<int>(i + 1),
                           Body::FromMemory(data.data() + off, len), [&, i](Result<std::string> r) {
-                            std::lock_guard<std::mutex> l(mu);
+                            MutexLock l(&mu);
                             etags[i] = std::move(r);
                             ++done;
-                            cv.notify_all();
+                            cv.SignalAll();
                           });
   }
-  std::unique_lock<std::mutex> l(mu);
-  cv.wait(l, [&] { return done == n; });
+  MutexLock l(&mu);
+  cv.Wait(&mu, [&] { return done == n; });
   std::vector<CompletedPart> parts;
   for (size_t i = 0; i < n; ++i) {
     if (!etags[i].ok()) return etags[i].status().Annotate("part " + std::to_string(i + 1));

@@ -9,12 +9,12 @@
 
 #include <atomic>
 #include <future>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "objstore/s3/s3_store.h"
+#include "src/base/mutex.h"
 
 namespace kvfs {
 namespace {
@@ -44,8 +44,8 @@ class ScriptedServer {
     thread_.join();
   }
   std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  std::vector<std::string> requests() {
-    std::lock_guard<std::mutex> l(mu_);
+  std::vector<std::string> requests() EXCLUDES(mu_) {
+    MutexLock l(&mu_);
     return requests_;
   }
 
@@ -72,7 +72,7 @@ class ScriptedServer {
       buf.erase(0, end + 4);
       Action a = Action::kFull;
       {
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         requests_.push_back(req);
         if (next_ < script_.size()) a = script_[next_++];
       }
@@ -138,9 +138,9 @@ class ScriptedServer {
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::thread thread_;
-  std::mutex mu_;
-  size_t next_ = 0;
-  std::vector<std::string> requests_;
+  Mutex mu_;
+  size_t next_ GUARDED_BY(mu_) = 0;
+  std::vector<std::string> requests_ GUARDED_BY(mu_);
 };
 
 std::string Object() {
