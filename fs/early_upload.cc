@@ -23,8 +23,9 @@ EarlyUpload::EarlyUpload(ObjectStore* store, std::string key, int fd, uint64_t p
 
 EarlyUpload::~EarlyUpload() {
   {
-    std::unique_lock<std::mutex> l(shared_->mu);
-    shared_->cv.wait(l, [this] { return shared_->in_flight == 0; });
+    MutexLock l(&shared_->mu);
+    shared_->cv.Wait(&shared_->mu,
+                     [this]() REQUIRES(shared_->mu) { return shared_->in_flight == 0; });
   }
   if (!finished_) Abort();
 }
@@ -38,7 +39,7 @@ void EarlyUpload::Abort() {
 
 bool EarlyUpload::Usable(uint64_t size) const {
   if (!valid_ || finished_ || next_part_ == 0 || size < sent_end()) return false;
-  std::lock_guard<std::mutex> l(shared_->mu);
+  MutexLock l(&shared_->mu);
   return shared_->error.ok();
 }
 
@@ -96,10 +97,11 @@ Status EarlyUpload::SendParts(int end, uint64_t size, bool wait) {
   while (next_part_ < end) {
     const int index = next_part_;
     {
-      std::unique_lock<std::mutex> l(shared_->mu);
+      MutexLock l(&shared_->mu);
       if (wait) {
-        shared_->cv.wait(
-            l, [this] { return shared_->in_flight < parallelism_ || !shared_->error.ok(); });
+        shared_->cv.Wait(&shared_->mu, [this]() REQUIRES(shared_->mu) {
+          return shared_->in_flight < parallelism_ || !shared_->error.ok();
+        });
       } else if (shared_->in_flight >= parallelism_) {
         return Status::OK();  // the next write (or Complete) sends it
       }
@@ -113,14 +115,14 @@ Status EarlyUpload::SendParts(int end, uint64_t size, bool wait) {
     std::shared_ptr<Shared> sh = shared_;
     store_->UploadPartAsync(key_, upload_id_, index + 1, Body::FromFile(fd_, off, len),
                             [sh, index](Result<std::string> etag) {
-                              std::lock_guard<std::mutex> l(sh->mu);
+                              MutexLock l(&sh->mu);
                               if (etag.ok()) {
                                 sh->parts[index] = CompletedPart{index + 1, *etag};
                               } else if (sh->error.ok()) {
                                 sh->error = etag.status();
                               }
                               sh->in_flight--;
-                              sh->cv.notify_all();
+                              sh->cv.SignalAll();
                             });
   }
   return Status::OK();
@@ -131,8 +133,9 @@ Result<ObjectInfo> EarlyUpload::Complete(uint64_t size, bool conditional) {
   Status st = SendParts(nparts, size, /*wait=*/true);
   std::vector<CompletedPart> parts;
   {
-    std::unique_lock<std::mutex> l(shared_->mu);
-    shared_->cv.wait(l, [this] { return shared_->in_flight == 0; });
+    MutexLock l(&shared_->mu);
+    shared_->cv.Wait(&shared_->mu,
+                     [this]() REQUIRES(shared_->mu) { return shared_->in_flight == 0; });
     if (st.ok()) st = shared_->error;
     parts = shared_->parts;
   }

@@ -20,17 +20,15 @@
 // open until the object is destroyed (the destructor waits for parts in flight).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "objstore/object_store.h"
+#include "src/base/mutex.h"
 #include "src/base/status.h"
-#include "src/base/thread_annotations.h"
 
 namespace kvfs {
 
@@ -57,8 +55,8 @@ class EarlyUpload {
  private:
   // What the part callbacks share with the owner.
   struct Shared {
-    std::mutex mu;
-    std::condition_variable cv;
+    Mutex mu;
+    CondVar cv;
     int in_flight GUARDED_BY(mu) = 0;
     Status error GUARDED_BY(mu);
     std::vector<CompletedPart> parts GUARDED_BY(mu);

@@ -129,7 +129,7 @@ Result<std::string> MemoryStore::CreateMultipartUpload(const std::string& key) {
 
 Result<std::vector<UnfinishedUpload>> MemoryStore::ListUnfinishedUploads(
     const std::string& prefix) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   std::vector<UnfinishedUpload> out;
   for (const auto& [id, u] : uploads_) {
     if (u.key.compare(0, prefix.size(), prefix) == 0) out.push_back({u.key, id, u.initiated_sec});
