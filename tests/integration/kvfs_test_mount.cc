@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "cache/chunk_cache.h"
-#include "fs/direct_reader.h"
+#include "fs/read/direct_reader.h"
 #include "fs/filesystem.h"
 #include "fs/fuse_adapter.h"
 #include "fs/read/cached_reader.h"

@@ -1,4 +1,4 @@
-#include "fs/direct_reader.h"
+#include "fs/read/direct_reader.h"
 
 #include <algorithm>
 

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "tests/cache/test_util.h"
-#include "tests/cache/threaded_store.h"
+#include "tests/fs/read/threaded_store.h"
 #include "tests/fakes/fault_store.h"
 #include "tests/fakes/memory_store.h"
 
