@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "src/base/posix_io.h"
+
 namespace kvfs {
 namespace {
 
@@ -13,15 +15,8 @@ Result<uint64_t> PreadRange(int fd, uint64_t object_size, uint64_t offset, uint6
                             const std::string& key) {
   if (offset >= object_size) return uint64_t{0};
   const uint64_t want = std::min(size, object_size - offset);
-  uint64_t done = 0;
-  while (done < want) {
-    ssize_t r = pread(fd, buf + done, want - done, static_cast<off_t>(offset + done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Status::FromErrno(errno, "read of cached " + key);
-    if (r == 0) return Status::DataLoss("cache file of " + key + " ended early");
-    done += static_cast<uint64_t>(r);
-  }
-  return done;
+  KVFS_RETURN_IF_ERROR(PreadExact(fd, buf, want, offset, "cache file of " + key));
+  return want;
 }
 
 FdRange Clip(int fd, uint64_t object_size, uint64_t offset, uint64_t size) {

@@ -69,7 +69,9 @@ Status Status::FromErrno(int err, const std::string& context) {
     default:
       break;
   }
-  return Status(code, context + ": " + text);
+  Status st(code, context + ": " + text);
+  st.sys_errno_ = err;
+  return st;
 }
 
 Status Status::Annotate(const std::string& context) const {

@@ -56,7 +56,8 @@ class Status {
   }
   static Status DataLoss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
-  // An I/O error from a failed system call: appends strerror(err).
+  // A failed system call: the code follows err (ENOENT -> kNotFound, ...; others kIoError), the
+  // message appends strerror(err), and sys_errno() keeps err.
   static Status FromErrno(int err, const std::string& context);
   static Status NotSupported(std::string m) { return {StatusCode::kNotSupported, std::move(m)}; }
   static Status ResourceExhausted(std::string m) {
@@ -69,6 +70,8 @@ class Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The errno of the failed system call this status came from (FromErrno), else 0.
+  int sys_errno() const { return sys_errno_; }
   // True for errors worth another attempt (transient server or network trouble).
   bool retryable() const {
     return code_ == StatusCode::kUnavailable || code_ == StatusCode::kDeadlineExceeded;
@@ -93,6 +96,7 @@ class Status {
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  int sys_errno_ = 0;
   int http_status_ = 0;
   std::string s3_code_;
   std::string request_id_;
