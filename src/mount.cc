@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -52,6 +53,19 @@ CachedReaderOptions MakeReaderOptions(const KvfsConfig& c) {
   return o;
 }
 
+// A cache_size the cache directory's file system cannot hold is not refused (the disk may grow,
+// other data may leave), but the cache will meet ENOSPC before its own bound: say so at mount.
+void WarnIfCacheLargerThanDisk(const std::string& dir, uint64_t cache_size) {
+  struct statvfs v;
+  if (statvfs(dir.c_str(), &v) != 0) return;
+  const uint64_t disk = static_cast<uint64_t>(v.f_blocks) * v.f_frsize;
+  if (cache_size <= disk) return;
+  spdlog::warn(
+      "kvfs: cache_size {} bytes is larger than the file system of cache_dir {} ({} bytes): "
+      "the cache fills the disk first (reads then stream from the store, writes fail with ENOSPC)",
+      cache_size, dir, disk);
+}
+
 // Everything the mount holds, destroyed in reverse order of construction: the filesystem first
 // (it finishes uploads), then the reader (joins its fetches), the cache, and the store last.
 struct Stack {
@@ -75,6 +89,7 @@ Result<Stack> BuildStack(const KvfsConfig& config) {
   auto cache = ChunkCache::Open(co);
   if (!cache.ok()) return cache.status().Annotate("cache_dir " + co.dir);
   s.cache = std::move(cache).value();
+  WarnIfCacheLargerThanDisk(co.dir, co.capacity);
   s.reader = std::make_shared<CachedReader>(s.store, s.cache.get(), MakeReaderOptions(config));
   auto fs = Filesystem::Create(s.store, s.reader,
                                MakeFsOptions(config, sp.key_prefix, s.cache->spool_dir()));

@@ -161,8 +161,7 @@ Status ObjectFetch::CheckPart(size_t part, const Result<uint64_t>& got) const {
   if (part == nparts_) {  // the probe past the end
     if (!got.ok()) return got.status().Annotate("GET " + key_ + " past its listed end");
     if (*got != 0) {
-      return Status::DataLoss("object " + key_ + " is larger than its listed size " +
-                              std::to_string(info_.size));
+      return ObjectSizeChanged(key_, info_.size, "GET past its end returned bytes");
     }
     return Status::OK();
   }
@@ -170,9 +169,9 @@ Status ObjectFetch::CheckPart(size_t part, const Result<uint64_t>& got) const {
   const uint64_t len = PartLength(part);
   if (!got.ok()) return got.status().Annotate("GET " + key_ + " " + Range(off, len));
   if (*got != len) {
-    return Status::DataLoss("object " + key_ + " is shorter than its listed size " +
-                            std::to_string(info_.size) + ": GET " + Range(off, len) + " returned " +
-                            std::to_string(*got) + " bytes");
+    return ObjectSizeChanged(
+        key_, info_.size,
+        "GET " + Range(off, len) + " returned " + std::to_string(*got) + " bytes");
   }
   return Status::OK();
 }

@@ -47,8 +47,15 @@ Result<FdRange> CacheHitHandle::ReadFd(uint64_t offset, uint64_t size) {
   return r;
 }
 
+FetchHandle::FetchHandle(std::shared_ptr<ObjectFetch> fetch,
+                         std::unique_ptr<StreamHandle> disk_full, ReaderCounters* counters)
+    : fetch_(std::move(fetch)), disk_full_(std::move(disk_full)), counters_(counters) {}
+
+FetchHandle::~FetchHandle() = default;
+
 Result<uint64_t> FetchHandle::Read(uint64_t offset, uint64_t size, char* buf) {
   Status st = fetch_->WaitFor(offset, size);
+  if (st.code() == StatusCode::kNoSpace) return disk_full_->Read(offset, size, buf);
   if (!st.ok()) return Counted<uint64_t>(st, counters_);
   return Counted(PreadRange(fetch_->fd(), fetch_->size(), offset, size, buf, fetch_->key()),
                  counters_);
@@ -56,6 +63,10 @@ Result<uint64_t> FetchHandle::Read(uint64_t offset, uint64_t size, char* buf) {
 
 Result<FdRange> FetchHandle::ReadFd(uint64_t offset, uint64_t size) {
   Status st = fetch_->WaitFor(offset, size);
+  // No file holds the bytes: the caller copies them through Read, which streams.
+  if (st.code() == StatusCode::kNoSpace) {
+    return Status::NotSupported("cache disk full while downloading " + fetch_->key());
+  }
   if (!st.ok()) return Counted<FdRange>(st, counters_);
   return Clip(fetch_->fd(), fetch_->size(), offset, size);
 }

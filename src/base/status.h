@@ -24,6 +24,7 @@ enum class StatusCode : unsigned char {
   kIoError,             // local I/O failure
   kNotSupported,        // operation not supported by this store / filesystem
   kResourceExhausted,   // a configured bound was hit (file too large, cache full)
+  kNoSpace,             // the local disk (spool, cache directory) is full: ENOSPC, EDQUOT
   kNameTooLong,         // name or key over its limit
   kCancelled,           // shut down while the operation waited
   kInternal,            // a bug or an unexpected server answer
@@ -63,6 +64,7 @@ class Status {
   static Status ResourceExhausted(std::string m) {
     return {StatusCode::kResourceExhausted, std::move(m)};
   }
+  static Status NoSpace(std::string m) { return {StatusCode::kNoSpace, std::move(m)}; }
   static Status NameTooLong(std::string m) { return {StatusCode::kNameTooLong, std::move(m)}; }
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }

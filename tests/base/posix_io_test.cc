@@ -110,5 +110,21 @@ TEST_F(PosixIoTest, WriteToReadOnlyFdFailsWithEbadf) {
   EXPECT_EQ(st.sys_errno(), EBADF);
 }
 
+// /dev/full answers every write with ENOSPC: a full disk keeps its meaning (kNoSpace, not the
+// kResourceExhausted of a configured bound) and its errno.
+TEST(PosixIoDevFullTest, FullDiskIsNoSpaceWithItsErrno) {
+  int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) GTEST_SKIP() << "no /dev/full";
+  Status st = PwriteFull(fd, "abc", 3, 0, "spool file /x");
+  EXPECT_EQ(st.code(), StatusCode::kNoSpace) << st.ToString();
+  EXPECT_EQ(st.sys_errno(), ENOSPC);
+  EXPECT_NE(st.message().find("spool file /x"), std::string::npos) << st.message();
+  st = WriteFull(fd, "abc", 3, "cache file");
+  EXPECT_EQ(st.code(), StatusCode::kNoSpace);
+  close(fd);
+  EXPECT_EQ(Status::FromErrno(EFBIG, "x").code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(Status::FromErrno(EDQUOT, "x").code(), StatusCode::kNoSpace);
+}
+
 }  // namespace
 }  // namespace kvfs
