@@ -648,6 +648,9 @@ def case_disk_full(ctx):
             ok("close after the failed write: %s" % errno.errorcode[e.errno])
         subprocess.run(["fusermount3", "-u", mnt], check=True, timeout=STEP_TIMEOUT)
         proc.wait(timeout=STEP_TIMEOUT)
+        text = open(log_path).read()
+        assert "fuse: write inode" in text and "ENOSPC" in text, "failed write not logged"
+        ok("the failed write reply is logged with its errno")
     finally:
         if proc is not None and proc.poll() is None:
             subprocess.run(["fusermount3", "-uz", mnt], capture_output=True)
