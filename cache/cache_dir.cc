@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <unordered_map>
 
+#include "src/base/posix_io.h"
+
 namespace kvfs {
 namespace {
 
@@ -59,10 +61,10 @@ Result<std::unique_ptr<CacheDir>> CacheDir::Open(const std::string& dir) {
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     char pid[32] = {0};
-    ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+    Result<size_t> n = PreadFull(fd, pid, sizeof(pid) - 1, 0, lock_path);
     close(fd);
     if (err == EWOULDBLOCK) {
-      std::string holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : "?";
+      std::string holder = n.ok() && *n > 0 ? std::string(pid, *n) : "?";
       while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
       return Status::AlreadyExists("cache_dir " + dir + " is in use by another kvfs process (pid " +
                                    holder + " holds " + lock_path +
@@ -71,9 +73,9 @@ Result<std::unique_ptr<CacheDir>> CacheDir::Open(const std::string& dir) {
     return Status::FromErrno(err, "lock " + lock_path);
   }
   std::string pid = std::to_string(getpid()) + "\n";
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) < 0) {
-    spdlog::warn("cache: cannot record pid in {}: {}", lock_path, strerror(errno));
-  }
+  Status pid_st = ftruncate(fd, 0) == 0 ? PwriteFull(fd, pid.data(), pid.size(), 0, lock_path)
+                                        : Status::FromErrno(errno, "truncate " + lock_path);
+  if (!pid_st.ok()) spdlog::warn("cache: cannot record pid: {}", pid_st.message());
   std::unique_ptr<CacheDir> cd(new CacheDir(dir, fd));
   KVFS_RETURN_IF_ERROR(MakePrivateDir(cd->data_dir()));
   KVFS_RETURN_IF_ERROR(MakePrivateDir(cd->spool_dir()));

@@ -12,6 +12,7 @@
 
 #include "cache/cache_dir.h"
 #include "cache/entry_format.h"
+#include "src/base/posix_io.h"
 
 namespace kvfs {
 namespace {
@@ -24,15 +25,9 @@ bool EtagsMatch(const std::string& a, const std::string& b) {
   return a.empty() || b.empty() || a == b;
 }
 
-Status PwriteAll(int fd, const std::string& data, uint64_t off) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t r = pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(off + done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Status::FromErrno(errno, "write of cache entry trailer");
-    done += static_cast<size_t>(r);
-  }
-  return Status::OK();
+Status WriteTrailer(int fd, const EntryMeta& m, const std::string& path) {
+  const std::string t = EncodeTrailer(m);
+  return PwriteFull(fd, t.data(), t.size(), m.size, "write of cache entry trailer to " + path);
 }
 
 }  // namespace
@@ -330,7 +325,7 @@ Result<EntryRef> ChunkCache::CommitFill(EntryPtr e, int fd, std::optional<uint32
     crc = *c;
   }
   EntryMeta m{e->key, e->size, e->etag, *crc, static_cast<int64_t>(time(nullptr))};
-  Status st = PwriteAll(fd, EncodeTrailer(m), e->size);
+  Status st = WriteTrailer(fd, m, dir_->DataPath(e->file_name));
   if (!st.ok()) {
     AbortFill(std::move(e), fd);
     return st;
@@ -399,7 +394,7 @@ bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::str
   EntryPtr e = std::move(r).value();
   EntryMeta m{key, size, etag, *crc, static_cast<int64_t>(time(nullptr))};
   const std::string final_name = EntryFileName(e->key_hash, e->gen);
-  Status ws = PwriteAll(fd, EncodeTrailer(m), size);
+  Status ws = WriteTrailer(fd, m, path);
   if (ws.ok() && rename(path.c_str(), dir_->DataPath(final_name).c_str()) != 0) {
     ws = Status::FromErrno(errno, "rename " + path + " into " + dir_->data_dir());
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cache/crc32c.h"
+#include "src/base/posix_io.h"
 
 namespace kvfs {
 namespace {
@@ -35,16 +36,7 @@ T Get(const char* p) {
 }
 
 Status PreadAll(int fd, char* buf, size_t n, uint64_t off) {
-  while (n > 0) {
-    ssize_t r = pread(fd, buf, n, static_cast<off_t>(off));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Status::FromErrno(errno, "read of cache entry");
-    if (r == 0) return Status::DataLoss("cache entry shorter than expected");
-    buf += r;
-    n -= static_cast<size_t>(r);
-    off += static_cast<uint64_t>(r);
-  }
-  return Status::OK();
+  return PreadExact(fd, buf, n, off, "read of cache entry");
 }
 
 }  // namespace

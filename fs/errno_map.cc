@@ -12,7 +12,8 @@ int ToErrno(const Status& status) {
       return ENOENT;
     case StatusCode::kAlreadyExists:
       return EEXIST;
-    // The object changed under an open handle: the handle is stale, not the disk broken.
+    // The object changed under an open handle: the handle is stale, not the disk broken. Also
+    // "object shorter (or longer) than listed" (ObjectSizeChanged): the listing was stale.
     case StatusCode::kPreconditionFailed:
       return ESTALE;
     // EPERM, not EACCES: what the kernel sees as "denied" are kvfs refusals (unlink_policy deny,
@@ -32,8 +33,12 @@ int ToErrno(const Status& status) {
       return EIO;
     case StatusCode::kNotSupported:
       return ENOTSUP;
+    // A configured bound: past max_chunk_bytes (cache-full is handled by streaming, never seen).
     case StatusCode::kResourceExhausted:
       return EFBIG;
+    // The spool or cache directory's disk is full.
+    case StatusCode::kNoSpace:
+      return ENOSPC;
     case StatusCode::kNameTooLong:
       return ENAMETOOLONG;
     case StatusCode::kCancelled:

@@ -13,6 +13,7 @@
 
 #include "fs/errno_map.h"
 #include "src/base/mutex.h"
+#include "fs/reply_log.h"
 
 namespace kvfs {
 
@@ -64,9 +65,12 @@ class EntryInvalidator {
 struct Context {
   Filesystem* fs;
   FuseOptions options;
+  // Failed replies: at most 20 log lines a second, then a count of those left out.
+  LogRateLimiter reply_log{20, 1000};
 };
 
-Filesystem& FsOf(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req))->fs; }
+Context& CtxOf(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req)); }
+Filesystem& FsOf(fuse_req_t req) { return *CtxOf(req).fs; }
 
 void FillStat(const FileAttr& a, struct stat* st) {
   std::memset(st, 0, sizeof(*st));
@@ -91,7 +95,31 @@ void ReplyEntry(fuse_req_t req, const FileAttr& attr) {
   fuse_reply_entry(req, &e);
 }
 
-void ReplyErr(fuse_req_t req, const Status& st) { fuse_reply_err(req, ToErrno(st)); }
+// What a failed request was about, for its log line.
+std::string Ino(fuse_ino_t ino) { return "inode " + std::to_string(ino); }
+std::string Named(fuse_ino_t parent, const char* name) {
+  return "'" + std::string(name) + "' in inode " + std::to_string(parent);
+}
+
+// The one place a request is answered with an error: logged once (fs/reply_log.h), then sent.
+void ReplyErrno(fuse_req_t req, const char* op, const std::string& target, int err,
+                const Status& cause = Status::OK()) {
+  LogFailedReply(&CtxOf(req).reply_log, op, target, err, cause);
+  fuse_reply_err(req, err);
+}
+
+void ReplyErr(fuse_req_t req, const char* op, const std::string& target, const Status& st) {
+  ReplyErrno(req, op, target, ToErrno(st), st);
+}
+
+// For requests whose whole answer is a status (rmdir, unlink, rename, fsync).
+void ReplyStatus(fuse_req_t req, const char* op, const std::string& target, const Status& st) {
+  if (st.ok()) {
+    fuse_reply_err(req, 0);
+  } else {
+    ReplyErr(req, op, target, st);
+  }
+}
 
 // --- Operations: each translates, calls Filesystem, translates back ---
 
@@ -128,7 +156,7 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     fuse_reply_entry(req, &e);
     return;
   }
-  ReplyErr(req, r.status());
+  ReplyErr(req, "lookup", Named(parent, name), r.status());
 }
 
 void OpForget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
@@ -143,7 +171,7 @@ void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
 
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto r = FsOf(req).GetAttr(ino, fi ? std::optional<uint64_t>(fi->fh) : std::nullopt);
-  if (!r.ok()) return ReplyErr(req, r.status());
+  if (!r.ok()) return ReplyErr(req, "getattr", Ino(ino), r.status());
   struct stat st;
   FillStat(*r, &st);
   fuse_reply_attr(req, &st, FsOf(req).entry_timeout_secs());
@@ -156,7 +184,7 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   if (to_set & FUSE_SET_ATTR_GID) sr.gid = attr->st_gid;
   if (to_set & FUSE_SET_ATTR_SIZE) sr.size = static_cast<uint64_t>(attr->st_size);
   auto r = FsOf(req).SetAttr(ino, sr, fi ? std::optional<uint64_t>(fi->fh) : std::nullopt);
-  if (!r.ok()) return ReplyErr(req, r.status());
+  if (!r.ok()) return ReplyErr(req, "setattr", Ino(ino), r.status());
   struct stat st;
   FillStat(*r, &st);
   fuse_reply_attr(req, &st, FsOf(req).entry_timeout_secs());
@@ -164,32 +192,39 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
 
 void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
   auto r = FsOf(req).Mkdir(parent, name);
-  if (!r.ok()) return ReplyErr(req, r.status());
+  if (!r.ok()) return ReplyErr(req, "mkdir", Named(parent, name), r.status());
   ReplyEntry(req, r->attr);
 }
 
 void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  fuse_reply_err(req, ToErrno(FsOf(req).Rmdir(parent, name)));
+  ReplyStatus(req, "rmdir", Named(parent, name), FsOf(req).Rmdir(parent, name));
 }
 
 void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  fuse_reply_err(req, ToErrno(FsOf(req).Unlink(parent, name)));
+  ReplyStatus(req, "unlink", Named(parent, name), FsOf(req).Unlink(parent, name));
 }
 
 void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
               const char* newname, unsigned int flags) {
-  fuse_reply_err(req, ToErrno(FsOf(req).Rename(parent, name, newparent, newname, flags)));
+  ReplyStatus(req, "rename", Named(parent, name) + " to " + Named(newparent, newname),
+              FsOf(req).Rename(parent, name, newparent, newname, flags));
 }
 
 // Links, symlinks and special files have no object form: EPERM, as for filesystems that do not
 // support them (link(2), symlink(2), mknod(2)).
-void OpLink(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
-void OpSymlink(fuse_req_t req, const char*, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
-void OpMknod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) { fuse_reply_err(req, EPERM); }
+void OpLink(fuse_req_t req, fuse_ino_t, fuse_ino_t parent, const char* name) {
+  ReplyErrno(req, "link", Named(parent, name), EPERM);
+}
+void OpSymlink(fuse_req_t req, const char*, fuse_ino_t parent, const char* name) {
+  ReplyErrno(req, "symlink", Named(parent, name), EPERM);
+}
+void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t, dev_t) {
+  ReplyErrno(req, "mknod", Named(parent, name), EPERM);
+}
 
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto r = FsOf(req).Open(ino, fi->flags);
-  if (!r.ok()) return ReplyErr(req, r.status());
+  if (!r.ok()) return ReplyErr(req, "open", Ino(ino), r.status());
   fi->fh = r->fh;
   fi->keep_cache = r->keep_cache;
   fi->direct_io = r->direct_io;
@@ -199,7 +234,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
               fuse_file_info* fi) {
   auto r = FsOf(req).CreateFile(parent, name, fi->flags);
-  if (!r.ok()) return ReplyErr(req, r.status());
+  if (!r.ok()) return ReplyErr(req, "create", Named(parent, name), r.status());
   fi->fh = r->second.fh;
   fi->keep_cache = 0;
   fi->direct_io = 0;
@@ -211,7 +246,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   if (fuse_reply_create(req, &e, fi) == -ENOENT) FsOf(req).Release(r->second.fh);
 }
 
-void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   Filesystem& fs = FsOf(req);
   // Cache hits and downloaded parts: reply with the cache file's fd so libfuse splices it into
   // /dev/fuse (no copy through user space). keep_alive holds the handle, and with it the fd,
@@ -231,17 +266,19 @@ void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
     fuse_reply_data(req, &bv, static_cast<fuse_buf_copy_flags>(0));
     return;
   }
-  if (fr.status().code() != StatusCode::kNotSupported) return ReplyErr(req, fr.status());
+  if (fr.status().code() != StatusCode::kNotSupported) {
+    return ReplyErr(req, "read", Ino(ino), fr.status());
+  }
   std::unique_ptr<char[]> buf(new char[size]);
   auto r = fs.Read(fi->fh, static_cast<uint64_t>(off), size, buf.get());
-  if (!r.ok()) return ReplyErr(req, r.status());
+  if (!r.ok()) return ReplyErr(req, "read", Ino(ino), r.status());
   fuse_reply_buf(req, buf.get(), *r);
 }
 
-void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off,
+void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,
              fuse_file_info* fi) {
   auto r = FsOf(req).Write(fi->fh, static_cast<uint64_t>(off), data, size);
-  if (!r.ok()) return ReplyErr(req, r.status());
+  if (!r.ok()) return ReplyErr(req, "write", Ino(ino), r.status());
   fuse_reply_write(req, *r);
 }
 
@@ -250,8 +287,8 @@ void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   fuse_reply_err(req, ToErrno(FsOf(req).Flush(fi->fh, fuse_req_ctx(req)->pid)));
 }
 
-void OpFsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
-  fuse_reply_err(req, ToErrno(FsOf(req).Fsync(fi->fh)));
+void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) {
+  ReplyStatus(req, "fsync", Ino(ino), FsOf(req).Fsync(fi->fh));
 }
 
 void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
@@ -260,14 +297,14 @@ void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto r = FsOf(req).OpenDir(ino);
-  if (!r.ok()) return ReplyErr(req, r.status());
+  if (!r.ok()) return ReplyErr(req, "opendir", Ino(ino), r.status());
   fi->fh = *r;
   if (fuse_reply_open(req, fi) == -ENOENT) FsOf(req).ReleaseDir(*r);
 }
 
-void OpReaddir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   auto r = FsOf(req).ReadDir(fi->fh);
-  if (!r.ok()) return ReplyErr(req, r.status());
+  if (!r.ok()) return ReplyErr(req, "readdir", Ino(ino), r.status());
   const auto& entries = **r;
   std::unique_ptr<char[]> buf(new char[size]);
   size_t used = 0;
@@ -310,11 +347,11 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
 
 // Replies with `value` following the getxattr/listxattr size protocol: size 0 asks for the
 // length; a buffer too small is ERANGE.
-void ReplyXattrValue(fuse_req_t req, const std::string& value, size_t size) {
+void ReplyXattrValue(fuse_req_t req, const char* op, const std::string& value, size_t size) {
   if (size == 0) {
     fuse_reply_xattr(req, value.size());
   } else if (size < value.size()) {
-    fuse_reply_err(req, ERANGE);
+    ReplyErrno(req, op, "of the root", ERANGE);
   } else {
     fuse_reply_buf(req, value.data(), value.size());
   }
@@ -326,33 +363,29 @@ const std::function<std::string()>& StatsTextOf(fuse_req_t req) {
 
 void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   // Files and directories have no attributes (as before, when the kernel answered itself).
-  if (ino != FUSE_ROOT_ID) {
-    fuse_reply_err(req, ENOTSUP);
-    return;
-  }
+  if (ino != FUSE_ROOT_ID)
+    return ReplyErrno(req, "getxattr", std::string(name) + " of " + Ino(ino), ENOTSUP);
   const auto& stats = StatsTextOf(req);
   if (!stats || std::strcmp(name, kStatsXattr) != 0) {
-    fuse_reply_err(req, ENODATA);
-    return;
+    return ReplyErrno(req, "getxattr", std::string(name) + " of the root", ENODATA);
   }
-  ReplyXattrValue(req, stats(), size);
+  ReplyXattrValue(req, "getxattr", stats(), size);
 }
 
 void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  if (ino != FUSE_ROOT_ID) {
-    fuse_reply_err(req, ENOTSUP);
-    return;
-  }
+  if (ino != FUSE_ROOT_ID) return ReplyErrno(req, "listxattr", Ino(ino), ENOTSUP);
   std::string names;
   if (StatsTextOf(req)) names.append(kStatsXattr, sizeof(kStatsXattr));  // with its NUL
-  ReplyXattrValue(req, names, size);
+  ReplyXattrValue(req, "listxattr", names, size);
 }
 
-void OpSetxattr(fuse_req_t req, fuse_ino_t, const char*, const char*, size_t, int) {
-  fuse_reply_err(req, ENOTSUP);
+void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char*, size_t, int) {
+  ReplyErrno(req, "setxattr", std::string(name) + " of " + Ino(ino), ENOTSUP);
 }
 
-void OpRemovexattr(fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, ENOTSUP); }
+void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  ReplyErrno(req, "removexattr", std::string(name) + " of " + Ino(ino), ENOTSUP);
+}
 
 fuse_lowlevel_ops MakeOps() {
   fuse_lowlevel_ops ops;

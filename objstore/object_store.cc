@@ -49,4 +49,9 @@ Result<std::string> ObjectStore::UploadPart(const std::string& key, const std::s
   return f.get();
 }
 
+Status ObjectSizeChanged(const std::string& key, uint64_t listed_size, const std::string& detail) {
+  return Status::PreconditionFailed("object " + key + " does not have its listed size " +
+                                    std::to_string(listed_size) + " (it changed): " + detail);
+}
+
 }  // namespace kvfs

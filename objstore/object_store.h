@@ -182,4 +182,10 @@ class ObjectStore {
                                  int part_number, const Body& body);
 };
 
+// The one error for "a GET returned a different number of bytes than the listed (HEAD/LIST) size
+// promised": the object changed after it was listed, so the reader's view is stale -
+// kPreconditionFailed, like a failed If-Match (ESTALE at the kernel; fs/errno_map.cc).
+// `detail` says which request saw it ("GET of 100 bytes at 0 returned 40").
+Status ObjectSizeChanged(const std::string& key, uint64_t listed_size, const std::string& detail);
+
 }  // namespace kvfs

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "src/base/mutex.h"
+#include "src/base/posix_io.h"
 
 namespace kvfs {
 namespace {
@@ -29,15 +30,14 @@ bool ReadThrough(const std::string& path, uint64_t* bytes, std::string* error) {
   }
   std::vector<char> buf(4u << 20);
   for (;;) {
-    ssize_t n = read(fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *error = std::strerror(errno);
+    Result<size_t> n = ReadFull(fd, buf.data(), buf.size(), path);
+    if (!n.ok()) {
+      *error = std::strerror(n.status().sys_errno());
       close(fd);
       return false;
     }
-    if (n == 0) break;
-    *bytes += static_cast<uint64_t>(n);
+    *bytes += *n;
+    if (*n < buf.size()) break;  // end of file
   }
   close(fd);
   return true;

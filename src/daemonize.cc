@@ -8,17 +8,17 @@
 #include <cstdlib>
 #include <string>
 
+#include "src/base/posix_io.h"
+
 namespace kvfs {
 namespace {
 
 // Protocol on the pipe: one byte 'R' (ready) or 'F' followed by the failure message.
 void ParentWait(int rfd, pid_t child) {
-  std::string msg;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(rfd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
-    if (n > 0) msg.append(buf, static_cast<size_t>(n));
-  }
+  // The child writes a short message, then closes its end: read to end of file.
+  std::string msg(64 << 10, '\0');
+  Result<size_t> n = ReadFull(rfd, msg.data(), msg.size(), "daemon start-up pipe");
+  msg.resize(n.ok() ? *n : 0);
   if (!msg.empty() && msg[0] == 'R') _exit(0);
   if (!msg.empty() && msg[0] == 'F') {
     std::fprintf(stderr, "%s\n", msg.c_str() + 1);

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +12,7 @@
 #include <string>
 
 #include "cache/chunk_cache.h"
-#include "fs/direct_reader.h"
+#include "fs/read/direct_reader.h"
 #include "fs/fuse_adapter.h"
 #include "src/daemonize.h"
 #include "src/logging.h"
@@ -51,6 +52,19 @@ CachedReaderOptions MakeReaderOptions(const KvfsConfig& c) {
   return o;
 }
 
+// A cache_size the cache directory's file system cannot hold is not refused (the disk may grow,
+// other data may leave), but the cache will meet ENOSPC before its own bound: say so at mount.
+void WarnIfCacheLargerThanDisk(const std::string& dir, uint64_t cache_size) {
+  struct statvfs v;
+  if (statvfs(dir.c_str(), &v) != 0) return;
+  const uint64_t disk = static_cast<uint64_t>(v.f_blocks) * v.f_frsize;
+  if (cache_size <= disk) return;
+  spdlog::warn(
+      "kvfs: cache_size {} bytes is larger than the file system of cache_dir {} ({} bytes): "
+      "the cache fills the disk first (reads then stream from the store, writes fail with ENOSPC)",
+      cache_size, dir, disk);
+}
+
 }  // namespace
 
 std::function<std::string()> MountStack::StatsText() const {
@@ -67,6 +81,7 @@ Result<MountStack> BuildMountStack(std::shared_ptr<ObjectStore> store, MountStac
     auto cache = ChunkCache::Open(*options.cache);
     if (!cache.ok()) return cache.status().Annotate("cache_dir " + options.cache->dir);
     s.cache = std::move(cache).value();
+    WarnIfCacheLargerThanDisk(options.cache->dir, options.cache->capacity);
     // Spool files on the cache's filesystem are adopted into the cache after upload.
     if (options.fs.spool_dir.empty()) options.fs.spool_dir = s.cache->spool_dir();
     auto reader = std::make_shared<CachedReader>(s.store, s.cache.get(), options.reader);

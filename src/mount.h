@@ -36,7 +36,7 @@ struct MountStack {
 
 struct MountStackOptions {
   FsOptions fs;  // spool_dir empty: the cache's spool directory (spooled chunks are adopted)
-  // Unset: no cache, every read is plain ranged GETs (fs/direct_reader.h); fs.spool_dir needed.
+  // Unset: no cache, every read is plain ranged GETs (fs/read/direct_reader.h); fs.spool_dir needed.
   std::optional<ChunkCacheOptions> cache;
   CachedReaderOptions reader;
 };

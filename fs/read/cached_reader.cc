@@ -18,12 +18,16 @@ CachedReader::~CachedReader() {
   fetches_.clear();
 }
 
-std::unique_ptr<ReadHandle> CachedReader::Stream(const ObjectInfo& info) {
-  counters_.streamed++;
+std::unique_ptr<StreamHandle> CachedReader::StreamFallback(const ObjectInfo& info) {
   RangedGetOptions o;
   o.part_size = opts_.part_size;
   o.max_parallel = opts_.max_parallel_parts;
   return std::make_unique<StreamHandle>(store_, info, o, &counters_);
+}
+
+std::unique_ptr<ReadHandle> CachedReader::Stream(const ObjectInfo& info) {
+  counters_.streamed++;
+  return StreamFallback(info);
 }
 
 std::shared_ptr<ObjectFetch> CachedReader::FindOrAdd(const std::string& key, const ObjectInfo& info,
@@ -78,7 +82,8 @@ Result<std::unique_ptr<ReadHandle>> CachedReader::Open(const std::string& key,
     Status st = f->WaitStarted();
     if (st.ok()) {
       if (!owner) counters_.joins++;
-      return std::unique_ptr<ReadHandle>(new FetchHandle(std::move(f), &counters_));
+      return std::unique_ptr<ReadHandle>(
+          new FetchHandle(std::move(f), StreamFallback(info), &counters_));
     }
     // Not started. Cached or being filled meanwhile: look again. No room: stream.
     if (st.code() != StatusCode::kAlreadyExists) {

@@ -29,6 +29,8 @@
 
 namespace kvfs {
 
+class StreamHandle;
+
 struct CachedReaderOptions {
   // Bytes per ranged GET. Object-store guidance: at least 15 MB per request for throughput.
   uint64_t part_size = 16ull << 20;
@@ -72,6 +74,8 @@ class CachedReader : public ChunkReader, private FetchOwner {
   void FetchFinished(const std::string& key, const ObjectFetch* f) override EXCLUDES(mu_);
   void FetchDrained() override EXCLUDES(mu_);
   std::unique_ptr<ReadHandle> Stream(const ObjectInfo& info);
+  // A stream handle not counted as a streamed open: a FetchHandle's fallback for a full disk.
+  std::unique_ptr<StreamHandle> StreamFallback(const ObjectInfo& info);
   // Finds the download of key, or registers `fresh` as it. Sets *mismatch if a download of
   // another version of key is running.
   std::shared_ptr<ObjectFetch> FindOrAdd(const std::string& key, const ObjectInfo& info,

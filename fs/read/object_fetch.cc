@@ -8,21 +8,10 @@
 #include <cerrno>
 
 #include "cache/crc32c.h"
+#include "src/base/posix_io.h"
 
 namespace kvfs {
 namespace {
-
-Status PwriteAll(int fd, const char* buf, uint64_t len, uint64_t off) {
-  while (len > 0) {
-    ssize_t r = pwrite(fd, buf, len, static_cast<off_t>(off));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Status::FromErrno(errno, "write to cache file");
-    buf += r;
-    len -= static_cast<uint64_t>(r);
-    off += static_cast<uint64_t>(r);
-  }
-  return Status::OK();
-}
 
 std::string Range(uint64_t off, uint64_t len) {
   return "bytes " + std::to_string(off) + "-" + std::to_string(off + len - 1);
@@ -154,8 +143,8 @@ Status ObjectFetch::OnBytes(size_t part, PartProgress* progress, const char* dat
     progress->received += n;
     return Status::OK();
   }
-  KVFS_RETURN_IF_ERROR(PwriteAll(fd_, data, n, PartOffset(part) + progress->received)
-                           .Annotate("cache fill of " + key_));
+  KVFS_RETURN_IF_ERROR(
+      PwriteFull(fd_, data, n, PartOffset(part) + progress->received, "cache fill of " + key_));
   progress->crc = Crc32c(progress->crc, data, n);  // the bytes are still in the CPU cache
   progress->received += n;
   ctx_.counters->bytes_from_store += n;
@@ -172,8 +161,7 @@ Status ObjectFetch::CheckPart(size_t part, const Result<uint64_t>& got) const {
   if (part == nparts_) {  // the probe past the end
     if (!got.ok()) return got.status().Annotate("GET " + key_ + " past its listed end");
     if (*got != 0) {
-      return Status::DataLoss("object " + key_ + " is larger than its listed size " +
-                              std::to_string(info_.size));
+      return ObjectSizeChanged(key_, info_.size, "GET past its end returned bytes");
     }
     return Status::OK();
   }
@@ -181,9 +169,9 @@ Status ObjectFetch::CheckPart(size_t part, const Result<uint64_t>& got) const {
   const uint64_t len = PartLength(part);
   if (!got.ok()) return got.status().Annotate("GET " + key_ + " " + Range(off, len));
   if (*got != len) {
-    return Status::DataLoss("object " + key_ + " is shorter than its listed size " +
-                            std::to_string(info_.size) + ": GET " + Range(off, len) + " returned " +
-                            std::to_string(*got) + " bytes");
+    return ObjectSizeChanged(
+        key_, info_.size,
+        "GET " + Range(off, len) + " returned " + std::to_string(*got) + " bytes");
   }
   return Status::OK();
 }

@@ -41,14 +41,15 @@ Result<uint64_t> ParallelRangedGet(ObjectStore* store, const ObjectInfo& info, u
       req.if_match = info.etag;
       if (requests != nullptr) (*requests)++;
       // n = n: clang 14 cannot capture a structured binding directly.
-      store->GetAsync(req, buf + at, [wave, req, n = n](Result<uint64_t> got) {
+      store->GetAsync(req, buf + at, [wave, req, n = n, info_size = info.size](Result<uint64_t> got) {
         Status st;
         if (!got.ok()) {
           st = got.status().Annotate("GET " + req.key + " at " + std::to_string(req.offset));
         } else if (*got != n) {
-          st = Status::DataLoss("object " + req.key + " is shorter than its listed size: GET of " +
-                                std::to_string(n) + " bytes at " + std::to_string(req.offset) +
-                                " returned " + std::to_string(*got));
+          st = ObjectSizeChanged(req.key, info_size,
+                                 "GET of " + std::to_string(n) + " bytes at " +
+                                     std::to_string(req.offset) + " returned " +
+                                     std::to_string(*got));
         }
         MutexLock l(&wave->mu);
         if (!st.ok() && wave->error.ok()) wave->error = st;

@@ -17,8 +17,8 @@ struct RangedGetOptions {
 };
 
 // Reads [offset, offset+length) of `info`'s object (clipped to info.size) into buf, with
-// If-Match on info.etag when known. Returns the byte count; kDataLoss if the object is shorter
-// than listed. Blocks until every request has completed.
+// If-Match on info.etag when known. Returns the byte count; ObjectSizeChanged (kPreconditionFailed)
+// if the object is shorter than listed. Blocks until every request has completed.
 Result<uint64_t> ParallelRangedGet(ObjectStore* store, const ObjectInfo& info, uint64_t offset,
                                    uint64_t length, char* buf, const RangedGetOptions& opts,
                                    uint64_t* requests);

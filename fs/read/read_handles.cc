@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "src/base/posix_io.h"
+
 namespace kvfs {
 namespace {
 
@@ -13,15 +15,8 @@ Result<uint64_t> PreadRange(int fd, uint64_t object_size, uint64_t offset, uint6
                             const std::string& key) {
   if (offset >= object_size) return uint64_t{0};
   const uint64_t want = std::min(size, object_size - offset);
-  uint64_t done = 0;
-  while (done < want) {
-    ssize_t r = pread(fd, buf + done, want - done, static_cast<off_t>(offset + done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Status::FromErrno(errno, "read of cached " + key);
-    if (r == 0) return Status::DataLoss("cache file of " + key + " ended early");
-    done += static_cast<uint64_t>(r);
-  }
-  return done;
+  KVFS_RETURN_IF_ERROR(PreadExact(fd, buf, want, offset, "cache file of " + key));
+  return want;
 }
 
 FdRange Clip(int fd, uint64_t object_size, uint64_t offset, uint64_t size) {
@@ -52,8 +47,15 @@ Result<FdRange> CacheHitHandle::ReadFd(uint64_t offset, uint64_t size) {
   return r;
 }
 
+FetchHandle::FetchHandle(std::shared_ptr<ObjectFetch> fetch,
+                         std::unique_ptr<StreamHandle> disk_full, ReaderCounters* counters)
+    : fetch_(std::move(fetch)), disk_full_(std::move(disk_full)), counters_(counters) {}
+
+FetchHandle::~FetchHandle() = default;
+
 Result<uint64_t> FetchHandle::Read(uint64_t offset, uint64_t size, char* buf) {
   Status st = fetch_->WaitFor(offset, size);
+  if (st.code() == StatusCode::kNoSpace) return disk_full_->Read(offset, size, buf);
   if (!st.ok()) return Counted<uint64_t>(st, counters_);
   return Counted(PreadRange(fetch_->fd(), fetch_->size(), offset, size, buf, fetch_->key()),
                  counters_);
@@ -61,6 +63,10 @@ Result<uint64_t> FetchHandle::Read(uint64_t offset, uint64_t size, char* buf) {
 
 Result<FdRange> FetchHandle::ReadFd(uint64_t offset, uint64_t size) {
   Status st = fetch_->WaitFor(offset, size);
+  // No file holds the bytes: the caller copies them through Read, which streams.
+  if (st.code() == StatusCode::kNoSpace) {
+    return Status::NotSupported("cache disk full while downloading " + fetch_->key());
+  }
   if (!st.ok()) return Counted<FdRange>(st, counters_);
   return Clip(fetch_->fd(), fetch_->size(), offset, size);
 }

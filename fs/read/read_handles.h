@@ -2,7 +2,8 @@
 //  - CacheHitHandle: a complete cache entry (pinned); reads are preads of its file, and ReadFd
 //    gives the file range so the kernel can splice it.
 //  - FetchHandle: an object being downloaded (shared ObjectFetch); reads wait for the parts they
-//    cover, then read the fill file.
+//    cover, then read the fill file. If the download failed because the cache disk is full
+//    (kNoSpace), reads stream from the store instead: a full cache disk never fails a read.
 //  - StreamHandle: no caching; every read is parallel ranged GETs into the caller's buffer.
 // All are thread-safe: their state is immutable after construction, or thread-safe itself.
 #pragma once
@@ -31,16 +32,21 @@ class CacheHitHandle : public ReadHandle {
   ReaderCounters* const counters_;
 };
 
+class StreamHandle;
+
 class FetchHandle : public ReadHandle {
  public:
-  FetchHandle(std::shared_ptr<ObjectFetch> fetch, ReaderCounters* counters)
-      : fetch_(std::move(fetch)), counters_(counters) {}
+  // `disk_full` serves the reads once the download has failed with kNoSpace.
+  FetchHandle(std::shared_ptr<ObjectFetch> fetch, std::unique_ptr<StreamHandle> disk_full,
+              ReaderCounters* counters);
+  ~FetchHandle() override;
   Result<uint64_t> Read(uint64_t offset, uint64_t size, char* buf) override;
   Result<FdRange> ReadFd(uint64_t offset, uint64_t size) override;
   bool Local() const override { return true; }
 
  private:
   const std::shared_ptr<ObjectFetch> fetch_;
+  const std::unique_ptr<StreamHandle> disk_full_;
   ReaderCounters* const counters_;
 };
 

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "src/base/posix_io.h"
+
 namespace kvfs::dirstore {
 
 FdCloser::~FdCloser() {
@@ -16,27 +18,13 @@ FdCloser::~FdCloser() {
 
 namespace {
 
-Status WriteAll(int fd, const char* p, uint64_t n, const std::string& what) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return Status::FromErrno(errno, "write " + what);
-    }
-    p += w;
-    n -= static_cast<uint64_t>(w);
-  }
-  return Status::OK();
-}
-
 // Copies through a bounded buffer: the body fd may be a pipe-like or a file on another fs.
 Status CopyByPread(int src, uint64_t src_off, int dst, uint64_t length, const std::string& what) {
   std::vector<char> buf(std::min<uint64_t>(length, 1 << 20));
   while (length > 0) {
     uint64_t n = std::min<uint64_t>(length, buf.size());
-    KVFS_ASSIGN_OR_RETURN(uint64_t got, PreadFull(src, buf.data(), src_off, n, what));
-    if (got < n) return Status::DataLoss("source of " + what + " ended early");
-    KVFS_RETURN_IF_ERROR(WriteAll(dst, buf.data(), n, what));
+    KVFS_RETURN_IF_ERROR(PreadExact(src, buf.data(), n, src_off, "read source of " + what));
+    KVFS_RETURN_IF_ERROR(WriteFull(dst, buf.data(), n, "write " + what));
     src_off += n;
     length -= n;
   }
@@ -49,7 +37,7 @@ Status WriteBody(int fd, const Body& body, const std::string& what) {
   if (body.length == 0) return Status::OK();
   if (body.fd >= 0) return CopyByPread(body.fd, body.offset, fd, body.length, what);
   if (body.data == nullptr) return Status::InvalidArgument("body without data for " + what);
-  return WriteAll(fd, body.data, body.length, what);
+  return WriteFull(fd, body.data, body.length, "write " + what);
 }
 
 Status CopyFile(int src, int dst, uint64_t length, const std::string& what) {
@@ -68,21 +56,6 @@ Status CopyFile(int src, int dst, uint64_t length, const std::string& what) {
     left -= static_cast<uint64_t>(n);
   }
   return Status::OK();
-}
-
-Result<uint64_t> PreadFull(int fd, char* dst, uint64_t offset, uint64_t length,
-                           const std::string& what) {
-  uint64_t done = 0;
-  while (done < length) {
-    ssize_t n = ::pread(fd, dst + done, length - done, static_cast<off_t>(offset + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::FromErrno(errno, "read " + what);
-    }
-    if (n == 0) break;
-    done += static_cast<uint64_t>(n);
-  }
-  return done;
 }
 
 Status FsyncDir(const std::string& dir) {

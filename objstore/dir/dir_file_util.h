@@ -32,10 +32,6 @@ Status WriteBody(int fd, const Body& body, const std::string& what);
 // fallback for file systems that refuse it.
 Status CopyFile(int src, int dst, uint64_t length, const std::string& what);
 
-// Reads up to `length` bytes at `offset`; returns the count (short only at end of file).
-Result<uint64_t> PreadFull(int fd, char* dst, uint64_t offset, uint64_t length,
-                           const std::string& what);
-
 // fsync of a directory, so a rename or link in it survives a crash.
 Status FsyncDir(const std::string& dir);
 

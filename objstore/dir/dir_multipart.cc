@@ -12,6 +12,7 @@
 #include "objstore/dir/dir_file_util.h"
 #include "objstore/dir/dir_key_codec.h"
 #include "objstore/dir/dir_store_impl.h"
+#include "src/base/posix_io.h"
 
 namespace kvfs::dirstore {
 namespace {
@@ -54,7 +55,8 @@ Result<std::string> DirStore::UploadDir(const std::string& key,
   if (fd < 0) return missing();
   FdCloser closer(fd);
   std::string stored(kMaxKeyBytes + 1, '\0');
-  KVFS_ASSIGN_OR_RETURN(uint64_t n, PreadFull(fd, stored.data(), 0, stored.size(), dir + "/key"));
+  KVFS_ASSIGN_OR_RETURN(uint64_t n,
+                        PreadFull(fd, stored.data(), stored.size(), 0, "read " + dir + "/key"));
   stored.resize(n);
   if (stored != key) return missing();
   return dir;

@@ -13,6 +13,7 @@
 #include "objstore/dir/dir_file_util.h"
 #include "objstore/dir/dir_key_codec.h"
 #include "objstore/dir/dir_store_impl.h"
+#include "src/base/posix_io.h"
 
 namespace kvfs {
 namespace dirstore {
@@ -38,6 +39,12 @@ Status MkdirAll(const std::string& path) {
 }
 
 std::string Quote(const std::string& key) { return "'" + key + "'"; }
+
+// Reads up to n bytes of the object file; short only at its end (GetSync reports that).
+Result<uint64_t> ReadAt(int fd, char* dst, uint64_t n, uint64_t offset, const std::string& key) {
+  KVFS_ASSIGN_OR_RETURN(size_t got, PreadFull(fd, dst, n, offset, "read object " + Quote(key)));
+  return uint64_t{got};
+}
 
 }  // namespace
 
@@ -192,7 +199,7 @@ Result<uint64_t> DirStore::GetSync(const GetRequest& req, const RangeReader& rea
 
 void DirStore::GetAsync(const GetRequest& req, char* dst, GetCallback done) {
   done(GetSync(req, [&](int fd, uint64_t offset, uint64_t want) {
-    return PreadFull(fd, dst, offset, want, Quote(req.key));
+    return ReadAt(fd, dst, want, offset, req.key);
   }));
 }
 
@@ -204,7 +211,7 @@ void DirStore::GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback d
     uint64_t got = 0;
     while (got < want) {
       const uint64_t n = std::min<uint64_t>(buf.size(), want - got);
-      KVFS_ASSIGN_OR_RETURN(uint64_t r, PreadFull(fd, buf.data(), offset + got, n, Quote(req.key)));
+      KVFS_ASSIGN_OR_RETURN(uint64_t r, ReadAt(fd, buf.data(), n, offset + got, req.key));
       if (r > 0) KVFS_RETURN_IF_ERROR(sink(buf.data(), r));
       got += r;
       if (r < n) break;  // GetSync reports the short object

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "src/base/posix_io.h"
+
 namespace kvfs::s3 {
 namespace {
 
@@ -74,17 +76,14 @@ size_t OnRead(char* buf, size_t size, size_t n, void* user) {
     ex->upload_pos += want;
     return want;
   }
-  ssize_t got;
-  do {
-    got = pread(ex->upload.fd, buf, want, static_cast<off_t>(ex->upload.offset + ex->upload_pos));
-  } while (got < 0 && errno == EINTR);
-  if (got <= 0) {
-    ex->upload_error = got < 0 ? std::string("pread of the body failed: ") + strerror(errno)
-                               : "the body file is shorter than the upload length";
+  Status st = PreadExact(ex->upload.fd, buf, want, ex->upload.offset + ex->upload_pos,
+                         "the upload body file");
+  if (!st.ok()) {
+    ex->upload_error = st.message();
     return CURL_READFUNC_ABORT;
   }
-  ex->upload_pos += static_cast<uint64_t>(got);
-  return static_cast<size_t>(got);
+  ex->upload_pos += want;
+  return want;
 }
 
 // curl rewinds the body when it must resend it (e.g. a connection that died before the request

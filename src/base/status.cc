@@ -30,6 +30,8 @@ const char* StatusCodeName(StatusCode code) {
       return "NotSupported";
     case StatusCode::kResourceExhausted:
       return "ResourceExhausted";
+    case StatusCode::kNoSpace:
+      return "NoSpace";
     case StatusCode::kNameTooLong:
       return "NameTooLong";
     case StatusCode::kCancelled:
@@ -62,14 +64,20 @@ Status Status::FromErrno(int err, const std::string& context) {
     case ENAMETOOLONG:
       code = StatusCode::kNameTooLong;
       break;
+    // A full disk is not a configured bound: the writer must see ENOSPC, not EFBIG.
     case ENOSPC:
+    case EDQUOT:
+      code = StatusCode::kNoSpace;
+      break;
     case EFBIG:
       code = StatusCode::kResourceExhausted;
       break;
     default:
       break;
   }
-  return Status(code, context + ": " + text);
+  Status st(code, context + ": " + text);
+  st.sys_errno_ = err;
+  return st;
 }
 
 Status Status::Annotate(const std::string& context) const {

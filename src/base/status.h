@@ -24,6 +24,7 @@ enum class StatusCode : unsigned char {
   kIoError,             // local I/O failure
   kNotSupported,        // operation not supported by this store / filesystem
   kResourceExhausted,   // a configured bound was hit (file too large, cache full)
+  kNoSpace,             // the local disk (spool, cache directory) is full: ENOSPC, EDQUOT
   kNameTooLong,         // name or key over its limit
   kCancelled,           // shut down while the operation waited
   kInternal,            // a bug or an unexpected server answer
@@ -56,12 +57,14 @@ class Status {
   }
   static Status DataLoss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
-  // An I/O error from a failed system call: appends strerror(err).
+  // A failed system call: the code follows err (ENOENT -> kNotFound, ...; others kIoError), the
+  // message appends strerror(err), and sys_errno() keeps err.
   static Status FromErrno(int err, const std::string& context);
   static Status NotSupported(std::string m) { return {StatusCode::kNotSupported, std::move(m)}; }
   static Status ResourceExhausted(std::string m) {
     return {StatusCode::kResourceExhausted, std::move(m)};
   }
+  static Status NoSpace(std::string m) { return {StatusCode::kNoSpace, std::move(m)}; }
   static Status NameTooLong(std::string m) { return {StatusCode::kNameTooLong, std::move(m)}; }
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
@@ -69,6 +72,8 @@ class Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The errno of the failed system call this status came from (FromErrno), else 0.
+  int sys_errno() const { return sys_errno_; }
   // True for errors worth another attempt (transient server or network trouble).
   bool retryable() const {
     return code_ == StatusCode::kUnavailable || code_ == StatusCode::kDeadlineExceeded;
@@ -93,6 +98,7 @@ class Status {
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  int sys_errno_ = 0;
   int http_status_ = 0;
   std::string s3_code_;
   std::string request_id_;

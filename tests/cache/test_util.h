@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cache/chunk_cache.h"
+#include "src/base/posix_io.h"
 
 namespace kvfs::testing {
 
@@ -52,13 +53,8 @@ inline std::string Pattern(size_t n, uint32_t seed) {
 
 inline std::string ReadAll(int fd, uint64_t size) {
   std::string s(size, '\0');
-  uint64_t done = 0;
-  while (done < size) {
-    ssize_t r = pread(fd, s.data() + done, size - done, static_cast<off_t>(done));
-    if (r <= 0) break;
-    done += static_cast<uint64_t>(r);
-  }
-  s.resize(done);
+  Result<size_t> r = PreadFull(fd, s.data(), size, 0, "test file");
+  s.resize(r.ok() ? *r : 0);
   return s;
 }
 
@@ -73,9 +69,7 @@ inline void WriteFile(const std::string& path, const std::string& data) {
 inline Status Fill(ChunkCache* cache, const std::string& key, const std::string& data,
                    const std::string& etag = "e1") {
   KVFS_ASSIGN_OR_RETURN(FillRef f, cache->StartFill(key, data.size(), etag));
-  if (pwrite(f.fd(), data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) {
-    return Status::IoError("pwrite");
-  }
+  KVFS_RETURN_IF_ERROR(PwriteFull(f.fd(), data.data(), data.size(), 0, "fill of " + key));
   KVFS_ASSIGN_OR_RETURN(EntryRef e, f.Commit());
   return Status::OK();
 }

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "src/base/posix_io.h"
+
 namespace kvfs {
 
 namespace {
@@ -52,14 +54,8 @@ Result<std::string> MemoryStore::ReadBody(const Body& body) {
     return std::string(body.data ? body.data : "", body.length);
   }
   std::string out(body.length, '\0');
-  uint64_t done = 0;
-  while (done < body.length) {
-    ssize_t n = pread(body.fd, out.data() + done, body.length - done, body.offset + done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::FromErrno(errno, "memory store: reading body");
-    if (n == 0) return Status::IoError("memory store: body file shorter than its length");
-    done += static_cast<uint64_t>(n);
-  }
+  KVFS_RETURN_IF_ERROR(
+      PreadExact(body.fd, out.data(), body.length, body.offset, "memory store: body file"));
   return out;
 }
 

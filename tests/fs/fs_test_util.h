@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "fs/direct_reader.h"
+#include "fs/read/direct_reader.h"
 #include "fs/errno_map.h"
 #include "fs/filesystem.h"
 #include "tests/fakes/memory_store.h"

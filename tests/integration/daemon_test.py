@@ -684,6 +684,68 @@ def case_fstab(ctx):
     check_store(store, want)
 
 
+def case_disk_full(ctx):
+    """A full cache disk (4 MiB tmpfs): reads stream, write() is ENOSPC, cache_size warns."""
+    if os.geteuid() != 0:
+        print("  skipped: mounting a tmpfs needs root")
+        return
+    store = ctx.store()
+    a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache-a"), name="writer")
+    big = chunk("disk-full", 12 * MIB + 5)
+    write_chunk(a.mnt, "big.pt", big)
+    a.unmount()
+    disk = ctx.path("small-disk")
+    os.makedirs(disk)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", disk], check=True,
+                   timeout=STEP_TIMEOUT)
+    mnt = ctx.path("mnt-full")
+    os.makedirs(mnt)
+    log_path = ctx.path("kvfs-full.log")
+    o = dict(store.opts, cache_dir=disk + "/cache", cache_size="1GiB")
+    cmd = [ctx.kvfs, store.source, mnt, "-f", "-o", ",".join("%s=%s" % kv for kv in o.items())]
+    proc = None
+    try:
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(cmd, env=dict(os.environ, **store.env), stdout=log,
+                                    stderr=subprocess.STDOUT)
+        deadline = time.time() + STEP_TIMEOUT
+        while not mounted(mnt):
+            assert proc.poll() is None, "kvfs -f exited %s: %s" % (proc.returncode,
+                                                                   open(log_path).read())
+            assert time.time() < deadline, "kvfs -f did not mount"
+            time.sleep(0.05)
+        text = open(log_path).read()
+        want = "cache_size 1073741824 bytes is larger than the file system of cache_dir"
+        assert want in text and "(4194304 bytes)" in text, "no cache_size warning: %r" % text
+        ok("mount warns: cache_size 1 GiB over a 4 MiB cache disk")
+        # 12 MiB cannot be cached on 4 MiB: the download meets ENOSPC, the read streams.
+        assert read_direct(os.path.join(mnt, "big.pt")) == big, "read on a full cache disk differs"
+        ok("12 MiB chunk read whole through a 4 MiB cache disk (streamed)")
+        fd = os.open(os.path.join(mnt, "new.pt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        block = b"z" * MIB
+
+        def fill():
+            for i in range(16):
+                os.pwrite(fd, block, i * MIB)
+        expect_errno(fill, errno.ENOSPC, "write of 16 MiB into the 4 MiB spool")
+        try:
+            os.close(fd)
+            ok("close after the failed write returned 0")
+        except OSError as e:
+            ok("close after the failed write: %s" % errno.errorcode[e.errno])
+        subprocess.run(["fusermount3", "-u", mnt], check=True, timeout=STEP_TIMEOUT)
+        proc.wait(timeout=STEP_TIMEOUT)
+        text = open(log_path).read()
+        assert "fuse: write inode" in text and "ENOSPC" in text, "failed write not logged"
+        ok("the failed write reply is logged with its errno")
+    finally:
+        if proc is not None and proc.poll() is None:
+            subprocess.run(["fusermount3", "-uz", mnt], capture_output=True)
+            proc.kill()
+            proc.wait()
+        subprocess.run(["umount", "-l", disk], capture_output=True)
+
+
 def case_warm(ctx):
     """kvfs warm on a fresh cache pulls chunks in (misses); later reads are hits."""
     store = ctx.store()
@@ -719,7 +781,8 @@ def case_warm(ctx):
 
 CASES = [("replay", case_replay), ("two_nodes", case_two_nodes), ("restart", case_restart),
          ("memory", case_memory), ("bad_inputs", case_bad_inputs), ("fstab", case_fstab),
-         ("warm", case_warm), ("daemon_crash", case_daemon_crash)]
+         ("warm", case_warm), ("disk_full", case_disk_full),
+         ("daemon_crash", case_daemon_crash)]
 
 
 def main():

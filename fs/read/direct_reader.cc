@@ -1,4 +1,4 @@
-#include "fs/direct_reader.h"
+#include "fs/read/direct_reader.h"
 
 #include <algorithm>
 
@@ -22,7 +22,9 @@ class DirectHandle : public ReadHandle {
     KVFS_ASSIGN_OR_RETURN(uint64_t got, store_->Get(req, buf));
     if (got != want) {
       // The object is shorter than it was at open: it changed under the handle.
-      return Status::PreconditionFailed("object '" + info_.key + "' changed size while open");
+      return ObjectSizeChanged(info_.key, info_.size,
+                               "GET of " + std::to_string(want) + " bytes at " +
+                                   std::to_string(offset) + " returned " + std::to_string(got));
     }
     return got;
   }
