@@ -89,7 +89,10 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
 Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size) {
   KVFS_ASSIGN_OR_RETURN(auto h, GetHandle(fh));
   if (!h->writable || !h->local) return Status::InvalidArgument("file not open for writing");
-  return h->local->Write(offset, data, size);
+  LocalFile::Outcome out;
+  auto r = h->local->Write(offset, data, size, &out);
+  Apply(out);
+  return r;
 }
 
 Status Filesystem::Flush(uint64_t fh, pid_t pid) {

@@ -282,17 +282,17 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_
   fuse_reply_write(req, *r);
 }
 
-void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // The closing task's pid tells an explicit close from a dying process's implicit one.
-  fuse_reply_err(req, ToErrno(FsOf(req).Flush(fi->fh, fuse_req_ctx(req)->pid)));
+  ReplyStatus(req, "flush", Ino(ino), FsOf(req).Flush(fi->fh, fuse_req_ctx(req)->pid));
 }
 
 void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) {
   ReplyStatus(req, "fsync", Ino(ino), FsOf(req).Fsync(fi->fh));
 }
 
-void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  fuse_reply_err(req, ToErrno(FsOf(req).Release(fi->fh)));
+void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  ReplyStatus(req, "release", Ino(ino), FsOf(req).Release(fi->fh));
 }
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <ctime>
 
+#include "src/base/posix_io.h"
+
 namespace kvfs {
 
 const char* ToString(LocalFile::State s) {
@@ -169,7 +171,7 @@ void LocalFile::MaybeAdoptLocked() {
 // ---------------------------------------------------------------------------------------------
 // Bytes
 
-Result<uint64_t> LocalFile::Write(uint64_t offset, const char* data, uint64_t n) {
+Result<uint64_t> LocalFile::Write(uint64_t offset, const char* data, uint64_t n, Outcome* out) {
   const FsOptions& o = *env_.options;
   MutexLock l(&mu_);
   if (offset > o.max_chunk_bytes || n > o.max_chunk_bytes - offset) {
@@ -178,12 +180,12 @@ Result<uint64_t> LocalFile::Write(uint64_t offset, const char* data, uint64_t n)
                                      "'");
   }
   if (state_ == State::kFailed) return failure_;
-  uint64_t done = 0;
-  while (done < n) {
-    ssize_t w = pwrite(fd_, data + done, n - done, static_cast<off_t>(offset + done));
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return Status::FromErrno(errno, "writing spool file for '" + place_.display + "'");
-    done += static_cast<uint64_t>(w);
+  Status st = PwriteFull(fd_, data, n, offset, "writing spool file for '" + place_.display + "'");
+  if (!st.ok()) {
+    // Bytes the engine wrote are lost (ENOSPC, EIO of the cache disk): the file can never become
+    // the chunk, so it fails now and its close reports the same error.
+    *out = FailLocked(st);
+    return st;
   }
   if (offset + n > size_) SetSizeLocked(offset + n);
   DirtyLocked();
@@ -213,15 +215,7 @@ Status LocalFile::Truncate(uint64_t new_size) {
 }
 
 Result<uint64_t> LocalFile::Read(uint64_t offset, uint64_t n, char* buf) const {
-  uint64_t done = 0;
-  while (done < n) {
-    ssize_t r = pread(fd_, buf + done, n - done, static_cast<off_t>(offset + done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Status::FromErrno(errno, "reading spool file " + spool_path_);
-    if (r == 0) break;
-    done += static_cast<uint64_t>(r);
-  }
-  return done;
+  return PreadFull(fd_, buf, n, offset, "reading spool file " + spool_path_);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -262,8 +256,7 @@ LocalFile::Outcome LocalFile::CommitLocked() {
     }
     st = up.status();
   }
-  spdlog::warn("kvfs: {}", st.ToString());
-  return FailLocked(std::move(st));
+  return FailLocked(std::move(st));  // the adapter logs the failed reply with its cause
 }
 
 LocalFile::Outcome LocalFile::FailLocked(Status st) {
@@ -331,7 +324,6 @@ LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace
       }
     }
     if (!st.ok()) {
-      spdlog::warn("kvfs: rename of '{}' to '{}': {}", place_.display, dst.display, st.ToString());
       out.kind = Outcome::kRejected;
       out.status = std::move(st);
       return out;

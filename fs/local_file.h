@@ -115,7 +115,9 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   Outcome Release(bool writer) EXCLUDES(mu_);
 
   // --- Bytes ---
-  Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t n) EXCLUDES(mu_);
+  // A failed spool write fails the file (*out: kDropped): its close reports the error.
+  Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t n, Outcome* out)
+      EXCLUDES(mu_);
   Status Truncate(uint64_t size) EXCLUDES(mu_);
   Result<uint64_t> Read(uint64_t offset, uint64_t n, char* buf) const;
 

@@ -178,7 +178,7 @@ Result<std::vector<UnfinishedUpload>> DirStore::ListUnfinishedUploads(const std:
     FdCloser closer(fd);
     struct stat st;
     std::string key(kMaxKeyBytes + 1, '\0');
-    auto n = PreadFull(fd, key.data(), 0, key.size(), key_path);
+    auto n = PreadFull(fd, key.data(), key.size(), 0, key_path);
     if (!n.ok() || ::fstat(fd, &st) != 0) continue;
     key.resize(*n);
     if (key.compare(0, prefix.size(), prefix) != 0) continue;
