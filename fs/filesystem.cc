@@ -42,7 +42,8 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
       uploader_(store_, options_),
       meta_(std::chrono::seconds(options_.metadata_ttl_secs), options_.metadata_cache_max_entries,
             clock),
-      listings_(store_, {.ttl = std::chrono::seconds(options_.metadata_ttl_secs)}, clock) {}
+      listings_(store_, {.ttl = std::chrono::seconds(options_.metadata_ttl_secs)}, clock),
+      revalidator_(store_, &meta_, reader_.get(), options_.revalidate_timeout_ms) {}
 
 Filesystem::~Filesystem() {
   std::lock_guard<std::mutex> l(mu_);
@@ -118,6 +119,7 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key) {
     meta_.PutMissing(key);
     return Status::NotFound("no such file: " + key);
   }
+  if (auto local = ServeLocalCopy(key)) return *local;
   auto head = store_->Head(key);
   if (head.ok()) {
     head->key = key;
@@ -143,6 +145,38 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key) {
   meta_.PutMissing(key);
   listings_.NoteMiss(key);
   return Status::NotFound("no such file: " + key);
+}
+
+std::optional<Filesystem::Node> Filesystem::ServeLocalCopy(const std::string& key) {
+  if (options_.cached_chunk_trust_secs == 0 || reader_ == nullptr) return std::nullopt;
+  std::optional<ChunkReader::LocalCopyInfo> copy = reader_->LocalCopy(key);
+  if (!copy) return std::nullopt;
+  const MetaCache::Stale stale = meta_.GetStale(key);
+  Node node;
+  node.kind = MetaEntry::kFile;
+  if (stale.entry) {
+    // The last answer of the store must be about the same object as the local copy.
+    const ObjectInfo& info = stale.entry->info;
+    if (stale.entry->kind != MetaEntry::kFile || info.size != copy->size ||
+        (!info.etag.empty() && !copy->etag.empty() && info.etag != copy->etag)) {
+      return std::nullopt;
+    }
+    if (stale.age > std::chrono::seconds(options_.cached_chunk_trust_secs)) return std::nullopt;
+    node.info = info;
+  } else {
+    // No metadata (evicted, or a restart): the fill was the store's last word on it.
+    if (time(nullptr) - copy->fetched_sec >
+        static_cast<int64_t>(options_.cached_chunk_trust_secs)) {
+      return std::nullopt;
+    }
+    node.info.key = key;
+    node.info.size = copy->size;
+    node.info.etag = copy->etag;
+    node.info.mtime_sec = copy->fetched_sec;
+  }
+  node.info.key = key;
+  revalidator_.Enqueue(node.info, stale.gen);
+  return node;
 }
 
 FileAttr Filesystem::DirAttr(uint64_t ino) const {
@@ -314,10 +348,24 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags) {
 
 Result<uint64_t> Filesystem::Read(uint64_t fh, uint64_t offset, uint64_t size, char* buf) {
   KVFS_ASSIGN_OR_RETURN(auto h, GetHandle(fh));
-  if (h->remote) return h->remote->Read(offset, size, buf);
+  if (h->remote) {
+    Result<uint64_t> n = h->remote->Read(offset, size, buf);
+    if (n.status().code() == StatusCode::kPreconditionFailed) ForgetChanged(h->ino);
+    return n;
+  }
   uint64_t end = h->local->size_now();
   if (offset >= end) return uint64_t{0};
   return h->local->Read(offset, std::min(size, end - offset), buf);
+}
+
+void Filesystem::ForgetChanged(uint64_t ino) {
+  auto path = PathOf(ino);
+  if (!path.ok()) return;
+  auto key = codec_.FileKey(*path);
+  if (!key.ok()) return;
+  // The handle is stale (ESTALE); the next lookup and open must see the object as it is now.
+  meta_.Erase(*key);
+  reader_->Invalidate(*key);
 }
 
 Result<FdRange> Filesystem::ReadFd(uint64_t fh, uint64_t offset, uint64_t size,

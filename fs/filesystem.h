@@ -11,7 +11,9 @@
 // - An existing name is never overwritten by an upload: conditional create plus ExistsPolicy.
 //   Opening an existing file for writing (with or without O_TRUNC) starts a new, empty version;
 //   if nothing is written the object is unchanged.
-// - Lookups, positive and negative, are cached for metadata_ttl_secs (MetaCache).
+// - Lookups, positive and negative, are cached for metadata_ttl_secs (MetaCache). After that, a
+//   name whose chunk is in the local cache is still answered at once from it (chunks are
+//   immutable) for cached_chunk_trust_secs, revalidated in the background (Revalidator).
 //
 // errno behaviour (through fs/errno_map.cc):
 //   close()/fsync() of a partial chunk (size not in chunk_sizes; empty file)   EINVAL
@@ -57,6 +59,7 @@
 #include "fs/meta_cache.h"
 #include "fs/name_codec.h"
 #include "fs/read/chunk_reader.h"
+#include "fs/revalidator.h"
 #include "fs/uploader.h"
 #include "objstore/object_store.h"
 
@@ -189,7 +192,12 @@ class Filesystem {
   Result<Node> Resolve(const std::string& key);
   // The store's view only (metadata cache, else HEAD and, for directories, a one-key LIST).
   Result<Node> ResolveRemote(const std::string& key);
+  // Stale-while-revalidate: when the reader holds a complete local copy of key that the store
+  // confirmed within cached_chunk_trust_secs, that answer at once (a revalidation is queued).
+  std::optional<Node> ServeLocalCopy(const std::string& key);
   FileAttr AttrOf(uint64_t ino, const Node& node) const;
+  // A read found the object changed (kPreconditionFailed): drop what is cached about it.
+  void ForgetChanged(uint64_t ino);
   FileAttr DirAttr(uint64_t ino) const;
 
   std::shared_ptr<LocalFile> FindLocal(const std::string& key) const EXCLUDES(mu_);
@@ -221,6 +229,7 @@ class Filesystem {
   InodeTable inodes_;
   MetaCache meta_;
   DirListingCache listings_;  // negative lookups from a recent directory listing
+  Revalidator revalidator_;   // background checks of names answered from local copies
   InvalidateFn invalidate_;   // set before the session starts
 
   mutable std::mutex mu_;

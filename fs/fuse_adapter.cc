@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "fs/errno_map.h"
+#include "src/base/deadline.h"
 
 namespace kvfs {
 
@@ -95,6 +96,14 @@ void ReplyEntry(fuse_req_t req, const FileAttr& attr) {
 
 void ReplyErr(fuse_req_t req, const Status& st) { fuse_reply_err(req, ToErrno(st)); }
 
+// Every request that may wait on the store ends within blocking_timeout: the store operations it
+// starts on this thread inherit the deadline (src/base/deadline.h).
+ScopedDeadline RequestDeadline(fuse_req_t req) {
+  const int64_t ms = static_cast<Context*>(fuse_req_userdata(req))->options.blocking_timeout_ms;
+  return ScopedDeadline(ms, "blocking_timeout=" + (ms % 1000 == 0 ? std::to_string(ms / 1000) + "s"
+                                                                  : std::to_string(ms) + "ms"));
+}
+
 // --- Operations: each translates, calls Filesystem, translates back ---
 
 void OpInit(void* userdata, fuse_conn_info* conn) {
@@ -119,6 +128,7 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
 }
 
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   auto r = FsOf(req).Lookup(parent, name);
   if (r.ok()) return ReplyEntry(req, r->attr);
   if (r.status().code() == StatusCode::kNotFound) {
@@ -144,6 +154,7 @@ void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
 }
 
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   auto r = FsOf(req).GetAttr(ino, fi ? std::optional<uint64_t>(fi->fh) : std::nullopt);
   if (!r.ok()) return ReplyErr(req, r.status());
   struct stat st;
@@ -152,6 +163,7 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   SetAttrRequest sr;
   if (to_set & FUSE_SET_ATTR_MODE) sr.mode = attr->st_mode;
   if (to_set & FUSE_SET_ATTR_UID) sr.uid = attr->st_uid;
@@ -165,21 +177,25 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
 }
 
 void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   auto r = FsOf(req).Mkdir(parent, name);
   if (!r.ok()) return ReplyErr(req, r.status());
   ReplyEntry(req, r->attr);
 }
 
 void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   fuse_reply_err(req, ToErrno(FsOf(req).Rmdir(parent, name)));
 }
 
 void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   fuse_reply_err(req, ToErrno(FsOf(req).Unlink(parent, name)));
 }
 
 void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
               const char* newname, unsigned int flags) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   fuse_reply_err(req, ToErrno(FsOf(req).Rename(parent, name, newparent, newname, flags)));
 }
 
@@ -190,6 +206,7 @@ void OpSymlink(fuse_req_t req, const char*, fuse_ino_t, const char*) { fuse_repl
 void OpMknod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) { fuse_reply_err(req, EPERM); }
 
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   auto r = FsOf(req).Open(ino, fi->flags);
   if (!r.ok()) return ReplyErr(req, r.status());
   fi->fh = r->fh;
@@ -200,6 +217,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
               fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   auto r = FsOf(req).CreateFile(parent, name, fi->flags);
   if (!r.ok()) return ReplyErr(req, r.status());
   fi->fh = r->second.fh;
@@ -214,6 +232,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 }
 
 void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   Filesystem& fs = FsOf(req);
   // Cache hits and downloaded parts: reply with the cache file's fd so libfuse splices it into
   // /dev/fuse (no copy through user space). keep_alive holds the handle, and with it the fd,
@@ -242,24 +261,29 @@ void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
 
 void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off,
              fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   auto r = FsOf(req).Write(fi->fh, static_cast<uint64_t>(off), data, size);
   if (!r.ok()) return ReplyErr(req, r.status());
   fuse_reply_write(req, *r);
 }
 
 void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   fuse_reply_err(req, ToErrno(FsOf(req).Flush(fi->fh)));
 }
 
 void OpFsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   fuse_reply_err(req, ToErrno(FsOf(req).Fsync(fi->fh)));
 }
 
 void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   fuse_reply_err(req, ToErrno(FsOf(req).Release(fi->fh)));
 }
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   auto r = FsOf(req).OpenDir(ino);
   if (!r.ok()) return ReplyErr(req, r.status());
   fi->fh = *r;

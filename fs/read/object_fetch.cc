@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "cache/crc32c.h"
+#include "src/base/deadline.h"
 
 namespace kvfs {
 namespace {
@@ -286,10 +287,27 @@ Status ObjectFetch::WaitFor(uint64_t offset, uint64_t length) {
     Pump();
     l.lock();
   }
+  // A reader with a deadline (a FUSE request's blocking_timeout) stops waiting at it; the download
+  // goes on for the others.
+  const int64_t deadline = ThreadDeadlineMs();
+  auto wait = [&] {
+    if (deadline == 0) {
+      cv_.wait(l);
+      return true;
+    }
+    const int64_t left = deadline - MonotonicMs();
+    if (left <= 0) return false;
+    cv_.wait_for(l, std::chrono::milliseconds(left));
+    return true;
+  };
+  const auto late = [&] {
+    return Status::DeadlineExceeded("reading " + key_ + ": the bytes did not arrive within " +
+                                    ThreadDeadlineSource());
+  };
   for (;;) {
     if (state_ == State::kFailed || state_ == State::kAbandoned) return error_;
     if (state_ == State::kStarting) {
-      cv_.wait(l);
+      if (!wait()) return late();
       continue;
     }
     bool ready = true;
@@ -302,7 +320,7 @@ Status ObjectFetch::WaitFor(uint64_t offset, uint64_t length) {
       }
     }
     if (ready) return Status::OK();
-    cv_.wait(l);
+    if (!wait()) return late();
   }
 }
 
