@@ -86,7 +86,7 @@ std::string Filesystem::Display(const std::vector<std::string>& path) {
 // ---------------------------------------------------------------------------------------------
 // Resolution and attributes
 
-Result<Filesystem::Node> Filesystem::Resolve(const std::string& key) {
+Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs_store) {
   std::shared_ptr<LocalFile> lf = FindLocal(key);
   auto local_node = [&] {
     Node node;
@@ -98,7 +98,8 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key) {
     return node;
   };
   if (lf && lf->temp_now()) return local_node();
-  auto remote = ResolveRemote(key);
+  auto remote = ResolveRemote(key, needs_store);
+  if (needs_store != nullptr && *needs_store) return remote;
   // A write in progress shows only while no complete object of that name exists: readers of a
   // chunk being rewritten get the uploaded bytes, never a partial file.
   if (lf && (!remote.ok() || remote->kind != MetaEntry::kFile)) {
@@ -107,7 +108,7 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key) {
   return remote;
 }
 
-Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key) {
+Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool* needs_store) {
   Node node;
   if (auto e = meta_.Get(key)) {
     if (e->kind == MetaEntry::kMissing) return Status::NotFound("no such file: " + key);
@@ -120,6 +121,10 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key) {
     return Status::NotFound("no such file: " + key);
   }
   if (auto local = ServeLocalCopy(key)) return *local;
+  if (needs_store != nullptr) {
+    *needs_store = true;
+    return Status::Unavailable(key + ": the answer needs the store");
+  }
   auto head = store_->Head(key);
   if (head.ok()) {
     head->key = key;
@@ -204,17 +209,17 @@ FileAttr Filesystem::AttrOf(uint64_t ino, const Node& node) const {
   return a;
 }
 
-Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name) {
+Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, bool* needs_store) {
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
-  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
+  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
   uint64_t ino = inodes_.Ref(parent, name, node.kind == MetaEntry::kDir);
   return FsEntry{AttrOf(ino, node)};
 }
 
 void Filesystem::Forget(uint64_t ino, uint64_t nlookup) { inodes_.Forget(ino, nlookup); }
 
-Result<FileAttr> Filesystem::GetAttr(uint64_t ino, std::optional<uint64_t> fh) {
+Result<FileAttr> Filesystem::GetAttr(uint64_t ino, std::optional<uint64_t> fh, bool* needs_store) {
   if (ino == kRootIno) return DirAttr(ino);
   if (fh) {
     auto h = GetHandle(*fh);
@@ -229,7 +234,7 @@ Result<FileAttr> Filesystem::GetAttr(uint64_t ino, std::optional<uint64_t> fh) {
   KVFS_ASSIGN_OR_RETURN(auto path, PathOf(ino));
   if (inodes_.IsDir(ino)) return DirAttr(ino);
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
-  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
+  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
   return AttrOf(ino, node);
 }
 

@@ -124,10 +124,14 @@ class Filesystem {
   void set_invalidate_fn(InvalidateFn fn) { invalidate_ = std::move(fn); }
 
   // --- Names (lookup adds one kernel reference to the returned inode) ---
-  Result<FsEntry> Lookup(uint64_t parent, const std::string& name);
+  // needs_store (optional): a call that would have to wait on the store does not; it returns at
+  // once with *needs_store set (its result then means nothing), so the adapter can run it again
+  // on a thread where waiting does not hold up other requests (fs/store_wait_pool.h).
+  Result<FsEntry> Lookup(uint64_t parent, const std::string& name, bool* needs_store = nullptr);
   void Forget(uint64_t ino, uint64_t nlookup);
   // fh (when the kernel passes one) lets fstat work on unlinked open files.
-  Result<FileAttr> GetAttr(uint64_t ino, std::optional<uint64_t> fh = std::nullopt);
+  Result<FileAttr> GetAttr(uint64_t ino, std::optional<uint64_t> fh = std::nullopt,
+                           bool* needs_store = nullptr);
   Result<FileAttr> SetAttr(uint64_t ino, const SetAttrRequest& req,
                            std::optional<uint64_t> fh = std::nullopt);
 
@@ -189,9 +193,10 @@ class Filesystem {
   static std::string Display(const std::vector<std::string>& path);
 
   // What `key` is: a local file, a cached entry, or (on a miss) HEAD and a one-key LIST.
-  Result<Node> Resolve(const std::string& key);
+  // needs_store: as in Lookup.
+  Result<Node> Resolve(const std::string& key, bool* needs_store = nullptr);
   // The store's view only (metadata cache, else HEAD and, for directories, a one-key LIST).
-  Result<Node> ResolveRemote(const std::string& key);
+  Result<Node> ResolveRemote(const std::string& key, bool* needs_store = nullptr);
   // Stale-while-revalidate: when the reader holds a complete local copy of key that the store
   // confirmed within cached_chunk_trust_secs, that answer at once (a revalidation is queued).
   std::optional<Node> ServeLocalCopy(const std::string& key);

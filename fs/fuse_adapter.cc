@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "fs/errno_map.h"
+#include "fs/store_wait_pool.h"
 #include "src/base/deadline.h"
 
 namespace kvfs {
@@ -67,6 +68,7 @@ class EntryInvalidator {
 struct Context {
   Filesystem* fs;
   FuseOptions options;
+  StoreWaitPool* pool;  // lookups and stats that wait on the store run here
 };
 
 Filesystem& FsOf(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req))->fs; }
@@ -127,9 +129,7 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   conn->congestion_threshold = 48;
 }
 
-void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  const ScopedDeadline deadline = RequestDeadline(req);
-  auto r = FsOf(req).Lookup(parent, name);
+void ReplyLookup(fuse_req_t req, const Result<FsEntry>& r) {
   if (r.ok()) return ReplyEntry(req, r->attr);
   if (r.status().code() == StatusCode::kNotFound) {
     // Negative entry with a timeout: the kernel itself caches the miss.
@@ -143,6 +143,27 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   ReplyErr(req, r.status());
 }
 
+// A request past its deadline before a pool thread could take it.
+std::function<void()> LateReply(fuse_req_t req) {
+  return [req, source = ThreadDeadlineSource()] {
+    ReplyErr(req, Status::DeadlineExceeded("waited for a thread longer than " + source));
+  };
+}
+
+StoreWaitPool& PoolOf(fuse_req_t req) {
+  return *static_cast<Context*>(fuse_req_userdata(req))->pool;
+}
+
+void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  bool needs_store = false;
+  auto r = FsOf(req).Lookup(parent, name, &needs_store);
+  if (!needs_store) return ReplyLookup(req, r);
+  PoolOf(req).Submit(
+      [req, parent, n = std::string(name)] { ReplyLookup(req, FsOf(req).Lookup(parent, n)); },
+      LateReply(req));
+}
+
 void OpForget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
   FsOf(req).Forget(ino, nlookup);
   fuse_reply_none(req);
@@ -153,13 +174,21 @@ void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
   fuse_reply_none(req);
 }
 
-void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  const ScopedDeadline deadline = RequestDeadline(req);
-  auto r = FsOf(req).GetAttr(ino, fi ? std::optional<uint64_t>(fi->fh) : std::nullopt);
+void ReplyAttr(fuse_req_t req, const Result<FileAttr>& r) {
   if (!r.ok()) return ReplyErr(req, r.status());
   struct stat st;
   FillStat(*r, &st);
   fuse_reply_attr(req, &st, FsOf(req).entry_timeout_secs());
+}
+
+void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  const std::optional<uint64_t> fh = fi ? std::optional<uint64_t>(fi->fh) : std::nullopt;
+  bool needs_store = false;
+  auto r = FsOf(req).GetAttr(ino, fh, &needs_store);
+  if (!needs_store) return ReplyAttr(req, r);
+  PoolOf(req).Submit([req, ino, fh] { ReplyAttr(req, FsOf(req).GetAttr(ino, fh)); },
+                     LateReply(req));
 }
 
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
@@ -430,7 +459,10 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
   for (auto& s : argv_s) argv.push_back(s.data());
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
 
-  Context ctx{&fs, options};
+  // As many threads as FUSE workers: lookups waiting on the store never hold a FUSE worker, and
+  // those queued behind them end at their deadline.
+  auto pool = std::make_unique<StoreWaitPool>(options.max_threads);
+  Context ctx{&fs, options, pool.get()};
   fuse_lowlevel_ops ops = MakeOps();
   fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), &ctx);
   if (se == nullptr) {
@@ -458,6 +490,7 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
         // Returns after unmount or a signal; requests already running complete first.
         rc = fuse_session_loop_mt(se, cfg);
         fuse_loop_cfg_destroy(cfg);
+        pool.reset();  // answers what is queued while the session can still take replies
         fs.set_invalidate_fn(nullptr);
       }
       fuse_session_unmount(se);

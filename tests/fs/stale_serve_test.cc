@@ -151,6 +151,25 @@ TEST_F(StaleServeTest, RevalidationReplacesAChangedObject) {
   EXPECT_EQ(*got, v2);
 }
 
+// The adapter asks first without waiting on the store, and runs only the calls that need it on
+// its store-wait pool: cached answers never touch the store, the others say so at once.
+TEST_F(StaleServeTest, LookupSaysWhenItWouldWaitOnTheStore) {
+  MountCached();
+  PutAndCache("a.pt", std::string(1000, 'x'));
+  now_ += 10min;
+  FailTheStore();
+  bool needs_store = false;
+  auto e = fs_->Lookup(1, "a.pt", &needs_store);
+  EXPECT_FALSE(needs_store);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  auto a = fs_->GetAttr(e->attr.ino, std::nullopt, &needs_store);
+  EXPECT_FALSE(needs_store);
+  EXPECT_TRUE(a.ok());
+  // Not cached: the answer would need the store (which fails here); the call says so at once.
+  fs_->Lookup(1, "b.pt", &needs_store);
+  EXPECT_TRUE(needs_store);
+}
+
 // ESTALE: the object changed under an open handle; the metadata of the old one must not outlive
 // it, or the next open would ask for the old version again (ESTALE until the TTL passes).
 TEST_F(FsTestBase, StaleReadDropsTheMetadataSoTheNextOpenSeesTheNewObject) {
