@@ -163,6 +163,13 @@ void ChunkCache::Unpin(CacheEntry* e) {
   index_.Unpin(e);
 }
 
+std::optional<ChunkCache::Peeked> ChunkCache::Peek(const std::string& key) const {
+  std::lock_guard<std::mutex> l(mu_);
+  EntryPtr e = index_.Find(key);
+  if (e == nullptr || e->state == State::kFilling) return std::nullopt;
+  return Peeked{e->size, e->etag, e->fill_time_sec};
+}
+
 std::optional<EntryRef> ChunkCache::Lookup(const std::string& key, uint64_t size,
                                            const std::string& etag) {
   std::vector<std::string> unlink;

@@ -147,6 +147,16 @@ class ChunkCache {
   std::optional<EntryRef> Lookup(const std::string& key, uint64_t size, const std::string& etag)
       EXCLUDES(mu_);
 
+  // What a complete entry for key holds (size, etag, when it was filled), without pinning it or
+  // counting a hit; nullopt when absent or still being filled. The entry may go at any time: a
+  // caller that wants its bytes must Lookup.
+  struct Peeked {
+    uint64_t size = 0;
+    std::string etag;
+    int64_t fill_time_sec = 0;  // wall clock (time(2)) of the fill or adoption
+  };
+  std::optional<Peeked> Peek(const std::string& key) const EXCLUDES(mu_);
+
   // Reserves `size` bytes for key (evicting as needed) and creates the fill file.
   // kAlreadyExists if key is being filled or already cached with this size/etag (Lookup it);
   // a cached entry with another size/etag is replaced. kResourceExhausted if it cannot fit, even

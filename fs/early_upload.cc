@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "src/base/deadline.h"
+
 namespace kvfs {
 namespace {
 
@@ -33,6 +35,9 @@ EarlyUpload::~EarlyUpload() {
 void EarlyUpload::Abort() {
   finished_ = true;
   if (upload_id_.empty()) return;
+  // Runs after a request's blocking_timeout too (that is often why it aborts): the abort gets
+  // its own bound, or it would fail at once and leave the parts behind.
+  const ScopedDeadline cleanup(30'000, "aborting a multipart upload", ScopedDeadline::kReplace);
   Status st = store_->AbortMultipartUpload(key_, upload_id_);
   if (!st.ok()) spdlog::warn("aborting early upload of {} failed: {}", key_, st.ToString());
 }

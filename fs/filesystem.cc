@@ -45,6 +45,7 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
       meta_(std::chrono::seconds(options_.metadata_ttl_secs), options_.metadata_cache_max_entries,
             clock),
       listings_(store_, {.ttl = std::chrono::seconds(options_.metadata_ttl_secs)}, clock),
+      revalidator_(store_, &meta_, reader_.get(), options_.revalidate_timeout_ms),
       exiting_(ProcMatchesOwnPid() ? ExitingFn(ProcessIsExiting) : nullptr) {
   if (!exiting_) {
     spdlog::warn(
@@ -93,7 +94,7 @@ std::string Filesystem::Display(const std::vector<std::string>& path) {
 // ---------------------------------------------------------------------------------------------
 // Resolution and attributes
 
-Result<Filesystem::Node> Filesystem::Resolve(const std::string& key) {
+Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs_store) {
   std::shared_ptr<LocalFile> lf = local_files_.Find(key);
   auto local_node = [&] {
     Node node;
@@ -105,7 +106,8 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key) {
     return node;
   };
   if (lf && lf->temp_now()) return local_node();
-  auto remote = ResolveRemote(key);
+  auto remote = ResolveRemote(key, needs_store);
+  if (needs_store != nullptr && *needs_store) return remote;
   // A write in progress shows only while no complete object of that name exists: readers of a
   // chunk being rewritten get the uploaded bytes, never a partial file.
   if (lf && (!remote.ok() || remote->kind != MetaEntry::kFile)) {
@@ -114,7 +116,7 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key) {
   return remote;
 }
 
-Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key) {
+Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool* needs_store) {
   Node node;
   if (auto e = meta_.Get(key)) {
     if (e->kind == MetaEntry::kMissing) return Status::NotFound("no such file: " + key);
@@ -125,6 +127,11 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key) {
   if (listings_.KnownMissing(key)) {
     meta_.PutMissing(key);
     return Status::NotFound("no such file: " + key);
+  }
+  if (auto local = ServeLocalCopy(key)) return *local;
+  if (needs_store != nullptr) {
+    *needs_store = true;
+    return Status::Unavailable(key + ": the answer needs the store");
   }
   auto head = store_->Head(key);
   if (head.ok()) {
@@ -153,6 +160,38 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key) {
   return Status::NotFound("no such file: " + key);
 }
 
+std::optional<Filesystem::Node> Filesystem::ServeLocalCopy(const std::string& key) {
+  if (options_.cached_chunk_trust_secs == 0 || reader_ == nullptr) return std::nullopt;
+  std::optional<ChunkReader::LocalCopyInfo> copy = reader_->LocalCopy(key);
+  if (!copy) return std::nullopt;
+  const MetaCache::Stale stale = meta_.GetStale(key);
+  Node node;
+  node.kind = MetaEntry::kFile;
+  if (stale.entry) {
+    // The last answer of the store must be about the same object as the local copy.
+    const ObjectInfo& info = stale.entry->info;
+    if (stale.entry->kind != MetaEntry::kFile || info.size != copy->size ||
+        (!info.etag.empty() && !copy->etag.empty() && info.etag != copy->etag)) {
+      return std::nullopt;
+    }
+    if (stale.age > std::chrono::seconds(options_.cached_chunk_trust_secs)) return std::nullopt;
+    node.info = info;
+  } else {
+    // No metadata (evicted, or a restart): the fill was the store's last word on it.
+    if (time(nullptr) - copy->fetched_sec >
+        static_cast<int64_t>(options_.cached_chunk_trust_secs)) {
+      return std::nullopt;
+    }
+    node.info.key = key;
+    node.info.size = copy->size;
+    node.info.etag = copy->etag;
+    node.info.mtime_sec = copy->fetched_sec;
+  }
+  node.info.key = key;
+  revalidator_.Enqueue(node.info, stale.gen);
+  return node;
+}
+
 FileAttr Filesystem::DirAttr(uint64_t ino) const {
   FileAttr a;
   a.ino = ino;
@@ -178,17 +217,17 @@ FileAttr Filesystem::AttrOf(uint64_t ino, const Node& node) const {
   return a;
 }
 
-Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name) {
+Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, bool* needs_store) {
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
-  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
+  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
   uint64_t ino = inodes_.Ref(parent, name, node.kind == MetaEntry::kDir);
   return FsEntry{AttrOf(ino, node)};
 }
 
 void Filesystem::Forget(uint64_t ino, uint64_t nlookup) { inodes_.Forget(ino, nlookup); }
 
-Result<FileAttr> Filesystem::GetAttr(uint64_t ino, std::optional<uint64_t> fh) {
+Result<FileAttr> Filesystem::GetAttr(uint64_t ino, std::optional<uint64_t> fh, bool* needs_store) {
   if (ino == kRootIno) return DirAttr(ino);
   if (fh) {
     auto h = GetHandle(*fh);
@@ -203,7 +242,7 @@ Result<FileAttr> Filesystem::GetAttr(uint64_t ino, std::optional<uint64_t> fh) {
   KVFS_ASSIGN_OR_RETURN(auto path, PathOf(ino));
   if (inodes_.IsDir(ino)) return DirAttr(ino);
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
-  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
+  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
   return AttrOf(ino, node);
 }
 
@@ -278,10 +317,24 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags) {
 
 Result<uint64_t> Filesystem::Read(uint64_t fh, uint64_t offset, uint64_t size, char* buf) {
   KVFS_ASSIGN_OR_RETURN(auto h, GetHandle(fh));
-  if (h->remote) return h->remote->Read(offset, size, buf);
+  if (h->remote) {
+    Result<uint64_t> n = h->remote->Read(offset, size, buf);
+    if (n.status().code() == StatusCode::kPreconditionFailed) ForgetChanged(h->ino);
+    return n;
+  }
   uint64_t end = h->local->size_now();
   if (offset >= end) return uint64_t{0};
   return h->local->Read(offset, std::min(size, end - offset), buf);
+}
+
+void Filesystem::ForgetChanged(uint64_t ino) {
+  auto path = PathOf(ino);
+  if (!path.ok()) return;
+  auto key = codec_.FileKey(*path);
+  if (!key.ok()) return;
+  // The handle is stale (ESTALE); the next lookup and open must see the object as it is now.
+  meta_.Erase(*key);
+  reader_->Invalidate(*key);
 }
 
 Result<FdRange> Filesystem::ReadFd(uint64_t fh, uint64_t offset, uint64_t size,

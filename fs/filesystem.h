@@ -11,7 +11,9 @@
 // - An existing name is never overwritten by an upload: conditional create plus ExistsPolicy.
 //   Opening an existing file for writing (with or without O_TRUNC) starts a new, empty version;
 //   if nothing is written the object is unchanged.
-// - Lookups, positive and negative, are cached for metadata_ttl_secs (MetaCache).
+// - Lookups, positive and negative, are cached for metadata_ttl_secs (MetaCache). After that, a
+//   name whose chunk is in the local cache is still answered at once from it (chunks are
+//   immutable) for cached_chunk_trust_secs, revalidated in the background (Revalidator).
 //
 // errno behaviour (through fs/errno_map.cc):
 //   close()/fsync() of a partial chunk (size not in chunk_sizes; empty file)   EINVAL
@@ -59,6 +61,7 @@
 #include "fs/meta_cache.h"
 #include "fs/name_codec.h"
 #include "fs/read/chunk_reader.h"
+#include "fs/revalidator.h"
 #include "fs/uploader.h"
 #include "objstore/object_store.h"
 
@@ -126,10 +129,14 @@ class Filesystem {
   void set_exiting_fn(ExitingFn fn) { exiting_ = std::move(fn); }
 
   // --- Names (lookup adds one kernel reference to the returned inode) ---
-  Result<FsEntry> Lookup(uint64_t parent, const std::string& name);
+  // needs_store (optional): a call that would have to wait on the store does not; it returns at
+  // once with *needs_store set (its result then means nothing), so the adapter can run it again
+  // on a thread where waiting does not hold up other requests (fs/store_wait_pool.h).
+  Result<FsEntry> Lookup(uint64_t parent, const std::string& name, bool* needs_store = nullptr);
   void Forget(uint64_t ino, uint64_t nlookup);
   // fh (when the kernel passes one) lets fstat work on unlinked open files.
-  Result<FileAttr> GetAttr(uint64_t ino, std::optional<uint64_t> fh = std::nullopt);
+  Result<FileAttr> GetAttr(uint64_t ino, std::optional<uint64_t> fh = std::nullopt,
+                           bool* needs_store = nullptr);
   Result<FileAttr> SetAttr(uint64_t ino, const SetAttrRequest& req,
                            std::optional<uint64_t> fh = std::nullopt);
 
@@ -194,10 +201,16 @@ class Filesystem {
   static std::string Display(const std::vector<std::string>& path);
 
   // What `key` is: a local file, a cached entry, or (on a miss) HEAD and a one-key LIST.
-  Result<Node> Resolve(const std::string& key);
+  // needs_store: as in Lookup.
+  Result<Node> Resolve(const std::string& key, bool* needs_store = nullptr);
   // The store's view only (metadata cache, else HEAD and, for directories, a one-key LIST).
-  Result<Node> ResolveRemote(const std::string& key);
+  Result<Node> ResolveRemote(const std::string& key, bool* needs_store = nullptr);
+  // Stale-while-revalidate: when the reader holds a complete local copy of key that the store
+  // confirmed within cached_chunk_trust_secs, that answer at once (a revalidation is queued).
+  std::optional<Node> ServeLocalCopy(const std::string& key);
   FileAttr AttrOf(uint64_t ino, const Node& node) const;
+  // A read found the object changed (kPreconditionFailed): drop what is cached about it.
+  void ForgetChanged(uint64_t ino);
   FileAttr DirAttr(uint64_t ino) const;
 
   Result<std::shared_ptr<Handle>> GetHandle(uint64_t fh) const EXCLUDES(mu_);
@@ -221,6 +234,7 @@ class Filesystem {
   InodeTable inodes_;
   MetaCache meta_;
   DirListingCache listings_;  // negative lookups from a recent directory listing
+  Revalidator revalidator_;   // background checks of names answered from local copies
   InvalidateFn invalidate_;   // set before the session starts
   ExitingFn exiting_;         // set before the session starts
   LocalFiles local_files_;    // what each key being written shows

@@ -56,6 +56,13 @@ struct FsOptions {
   ExistsPolicy exists_policy = ExistsPolicy::kSameSizeOk;
   // Lifetime of cached lookups (positive and negative), also handed to the kernel. 0: no caching.
   uint32_t metadata_ttl_secs = 30;
+  // A name whose chunk is in the local cache is answered from it at once, without waiting on the
+  // store, for this long after the store last confirmed it (its metadata, else the cache fill);
+  // it is revalidated in the background, and a 404 or another ETag drops it. 0: off (after
+  // metadata_ttl_secs every lookup waits on the store).
+  uint32_t cached_chunk_trust_secs = 3600;
+  // Time limit of one background revalidation (blocking_timeout; 0: the store's own limits).
+  int64_t revalidate_timeout_ms = 30'000;
   // Upper bound on cached lookups; beyond it expired entries are dropped, then all.
   size_t metadata_cache_max_entries = 1 << 20;
   // Hashed fan-out: keys are prefix + first N hex chars of a hash of the name + "/" + name.

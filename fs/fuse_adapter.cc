@@ -12,8 +12,10 @@
 #include <thread>
 
 #include "fs/errno_map.h"
-#include "src/base/mutex.h"
 #include "fs/reply_log.h"
+#include "fs/store_wait_pool.h"
+#include "src/base/deadline.h"
+#include "src/base/mutex.h"
 
 namespace kvfs {
 
@@ -67,6 +69,7 @@ struct Context {
   FuseOptions options;
   // Failed replies: at most 20 log lines a second, then a count of those left out.
   LogRateLimiter reply_log{20, 1000};
+  StoreWaitPool* pool;  // lookups and stats that wait on the store run here
 };
 
 Context& CtxOf(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req)); }
@@ -121,6 +124,14 @@ void ReplyStatus(fuse_req_t req, const char* op, const std::string& target, cons
   }
 }
 
+// Every request that may wait on the store ends within blocking_timeout: the store operations it
+// starts on this thread inherit the deadline (src/base/deadline.h).
+ScopedDeadline RequestDeadline(fuse_req_t req) {
+  const int64_t ms = static_cast<Context*>(fuse_req_userdata(req))->options.blocking_timeout_ms;
+  return ScopedDeadline(ms, "blocking_timeout=" + (ms % 1000 == 0 ? std::to_string(ms / 1000) + "s"
+                                                                  : std::to_string(ms) + "ms"));
+}
+
 // --- Operations: each translates, calls Filesystem, translates back ---
 
 void OpInit(void* userdata, fuse_conn_info* conn) {
@@ -144,8 +155,8 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   conn->congestion_threshold = 48;
 }
 
-void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  auto r = FsOf(req).Lookup(parent, name);
+void ReplyLookup(fuse_req_t req, fuse_ino_t parent, const std::string& name,
+                 const Result<FsEntry>& r) {
   if (r.ok()) return ReplyEntry(req, r->attr);
   if (r.status().code() == StatusCode::kNotFound) {
     // Negative entry with a timeout: the kernel itself caches the miss.
@@ -159,6 +170,30 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   ReplyErr(req, "lookup", Named(parent, name), r.status());
 }
 
+// A request past its deadline before a pool thread could take it.
+std::function<void()> LateReply(fuse_req_t req, const char* op, std::string target) {
+  return [req, op, target = std::move(target), source = ThreadDeadlineSource()] {
+    ReplyErr(req, op, target,
+             Status::DeadlineExceeded("waited for a thread longer than " + source));
+  };
+}
+
+StoreWaitPool& PoolOf(fuse_req_t req) {
+  return *static_cast<Context*>(fuse_req_userdata(req))->pool;
+}
+
+void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  bool needs_store = false;
+  auto r = FsOf(req).Lookup(parent, name, &needs_store);
+  if (!needs_store) return ReplyLookup(req, parent, name, r);
+  PoolOf(req).Submit(
+      [req, parent, n = std::string(name)] {
+        ReplyLookup(req, parent, n, FsOf(req).Lookup(parent, n));
+      },
+      LateReply(req, "lookup", Named(parent, name)));
+}
+
 void OpForget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
   FsOf(req).Forget(ino, nlookup);
   fuse_reply_none(req);
@@ -169,15 +204,25 @@ void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
   fuse_reply_none(req);
 }
 
-void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  auto r = FsOf(req).GetAttr(ino, fi ? std::optional<uint64_t>(fi->fh) : std::nullopt);
+void ReplyAttr(fuse_req_t req, fuse_ino_t ino, const Result<FileAttr>& r) {
   if (!r.ok()) return ReplyErr(req, "getattr", Ino(ino), r.status());
   struct stat st;
   FillStat(*r, &st);
   fuse_reply_attr(req, &st, FsOf(req).entry_timeout_secs());
 }
 
+void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  const std::optional<uint64_t> fh = fi ? std::optional<uint64_t>(fi->fh) : std::nullopt;
+  bool needs_store = false;
+  auto r = FsOf(req).GetAttr(ino, fh, &needs_store);
+  if (!needs_store) return ReplyAttr(req, ino, r);
+  PoolOf(req).Submit([req, ino, fh] { ReplyAttr(req, ino, FsOf(req).GetAttr(ino, fh)); },
+                     LateReply(req, "getattr", Ino(ino)));
+}
+
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   SetAttrRequest sr;
   if (to_set & FUSE_SET_ATTR_MODE) sr.mode = attr->st_mode;
   if (to_set & FUSE_SET_ATTR_UID) sr.uid = attr->st_uid;
@@ -191,21 +236,25 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
 }
 
 void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   auto r = FsOf(req).Mkdir(parent, name);
   if (!r.ok()) return ReplyErr(req, "mkdir", Named(parent, name), r.status());
   ReplyEntry(req, r->attr);
 }
 
 void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   ReplyStatus(req, "rmdir", Named(parent, name), FsOf(req).Rmdir(parent, name));
 }
 
 void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   ReplyStatus(req, "unlink", Named(parent, name), FsOf(req).Unlink(parent, name));
 }
 
 void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
               const char* newname, unsigned int flags) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   ReplyStatus(req, "rename", Named(parent, name) + " to " + Named(newparent, newname),
               FsOf(req).Rename(parent, name, newparent, newname, flags));
 }
@@ -223,6 +272,7 @@ void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t, dev_t)
 }
 
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   auto r = FsOf(req).Open(ino, fi->flags);
   if (!r.ok()) return ReplyErr(req, "open", Ino(ino), r.status());
   fi->fh = r->fh;
@@ -233,6 +283,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
               fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   auto r = FsOf(req).CreateFile(parent, name, fi->flags);
   if (!r.ok()) return ReplyErr(req, "create", Named(parent, name), r.status());
   fi->fh = r->second.fh;
@@ -247,6 +298,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 }
 
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   Filesystem& fs = FsOf(req);
   // Cache hits and downloaded parts: reply with the cache file's fd so libfuse splices it into
   // /dev/fuse (no copy through user space). keep_alive holds the handle, and with it the fd,
@@ -277,25 +329,30 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
 
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,
              fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   auto r = FsOf(req).Write(fi->fh, static_cast<uint64_t>(off), data, size);
   if (!r.ok()) return ReplyErr(req, "write", Ino(ino), r.status());
   fuse_reply_write(req, *r);
 }
 
 void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   // The closing task's pid tells an explicit close from a dying process's implicit one.
   ReplyStatus(req, "flush", Ino(ino), FsOf(req).Flush(fi->fh, fuse_req_ctx(req)->pid));
 }
 
 void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   ReplyStatus(req, "fsync", Ino(ino), FsOf(req).Fsync(fi->fh));
 }
 
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   ReplyStatus(req, "release", Ino(ino), FsOf(req).Release(fi->fh));
 }
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
   auto r = FsOf(req).OpenDir(ino);
   if (!r.ok()) return ReplyErr(req, "opendir", Ino(ino), r.status());
   fi->fh = *r;
@@ -438,7 +495,10 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
   for (auto& s : argv_s) argv.push_back(s.data());
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
 
-  Context ctx{&fs, options};
+  // As many threads as FUSE workers: lookups waiting on the store never hold a FUSE worker, and
+  // those queued behind them end at their deadline.
+  auto pool = std::make_unique<StoreWaitPool>(options.max_threads);
+  Context ctx{&fs, options, pool.get()};
   fuse_lowlevel_ops ops = MakeOps();
   fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), &ctx);
   if (se == nullptr) {
@@ -466,6 +526,7 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
         // Returns after unmount or a signal; requests already running complete first.
         rc = fuse_session_loop_mt(se, cfg);
         fuse_loop_cfg_destroy(cfg);
+        pool.reset();  // answers what is queued while the session can still take replies
         fs.set_invalidate_fn(nullptr);
       }
       fuse_session_unmount(se);

@@ -28,6 +28,9 @@ struct FuseOptions {
   // Extra "-o" options passed to libfuse as they are (e.g. "default_permissions").
   std::vector<std::string> extra_mount_options;
   bool debug = false;  // libfuse request tracing
+  // Time limit of each request that may wait on the store (lookup, getattr, open, read, write,
+  // flush, ...), retries included (blocking_timeout). 0: only the store's per-operation limits.
+  int64_t blocking_timeout_ms = 0;
   // The daemon's statistics as text, served as the extended attribute "user.kvfs.stats" of the
   // mount root (getfattr -n user.kvfs.stats MOUNTPOINT, `kvfs stats`). Called on the FUSE worker
   // thread of each getxattr/listxattr of the root, so it must be thread-safe and quick. The

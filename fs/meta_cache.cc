@@ -12,25 +12,48 @@ std::optional<MetaEntry> MetaCache::Get(const std::string& key) {
   auto now = clock_();
   MutexLock l(&mu_);
   auto it = map_.find(key);
-  if (it == map_.end()) return std::nullopt;
-  if (it->second.expires <= now) {
-    map_.erase(it);
-    return std::nullopt;
-  }
+  if (it == map_.end() || it->second.expires <= now) return std::nullopt;
   return it->second.entry;
+}
+
+MetaCache::Stale MetaCache::GetStale(const std::string& key) {
+  Stale out;
+  if (ttl_.count() == 0) return out;
+  auto now = clock_();
+  MutexLock l(&mu_);
+  auto it = map_.find(key);
+  if (it == map_.end()) return out;
+  out.entry = it->second.entry;
+  out.age = now - it->second.stored;
+  out.gen = it->second.gen;
+  return out;
+}
+
+bool MetaCache::PutIfUnchanged(const std::string& key, uint64_t gen, MetaEntry entry) {
+  if (ttl_.count() == 0) return true;
+  MutexLock l(&mu_);
+  auto it = map_.find(key);
+  const uint64_t now_gen = it == map_.end() ? 0 : it->second.gen;
+  if (now_gen != gen) return false;
+  PutLocked(key, std::move(entry));
+  return true;
 }
 
 void MetaCache::Put(const std::string& key, MetaEntry entry) {
   if (ttl_.count() == 0) return;
-  auto now = clock_();
   MutexLock l(&mu_);
+  PutLocked(key, std::move(entry));
+}
+
+void MetaCache::PutLocked(const std::string& key, MetaEntry entry) {
+  auto now = clock_();
   if (map_.size() >= max_entries_ && !map_.count(key)) {
     // Over the bound: drop what has expired; if that frees nothing, start over. Rare, and a
     // cleared cache only costs requests, never correctness.
     std::erase_if(map_, [&](const auto& kv) { return kv.second.expires <= now; });
     if (map_.size() >= max_entries_) map_.clear();
   }
-  map_[key] = Slot{std::move(entry), now + ttl_};
+  map_[key] = Slot{std::move(entry), now, now + ttl_, next_gen_++};
 }
 
 void MetaCache::PutFile(const ObjectInfo& info) {

@@ -98,6 +98,10 @@ struct StoreStats {
   uint64_t errors = 0;     // operations that failed after their retries (not: absent keys,
                            // lost conditional creates, cancellations)
   uint64_t in_flight = 0;  // requests on the wire now
+  // Circuit breaker: times it opened, requests refused at once while open, open now (0/1).
+  uint64_t breaker_opens = 0;
+  uint64_t breaker_rejected = 0;
+  uint64_t breaker_open = 0;
 };
 
 class ObjectStore {

@@ -137,7 +137,7 @@ class FileParser {
       } else if (name == "remote_url") {
         KVFS_RETURN_IF_ERROR(Add(kLmcacheSource, "source", value, name));
       } else if (name == "blocking_timeout_secs") {
-        KVFS_RETURN_IF_ERROR(AddSeconds("operation_timeout_ms", value, name));
+        KVFS_RETURN_IF_ERROR(AddSeconds("blocking_timeout", value, name));
       } else if (IgnoredLmcacheKeys().count(name) != 0) {
         continue;
       } else {
@@ -241,14 +241,15 @@ class FileParser {
     return Status::OK();
   }
 
-  // A value in seconds (LMCache's blocking_timeout_secs) for a kvfs key kept in milliseconds.
+  // A value in seconds (LMCache's blocking_timeout_secs, which may have a fraction) for a kvfs key
+  // kept in whole seconds: rounded up, so a limit never becomes shorter.
   Status AddSeconds(const std::string& key_name, const YAML::Node& value,
                     const std::string& display) {
     RawValue raw;
     std::string reason = ToRaw(value, &raw);
     auto ms = reason.empty() && !raw.is_list ? ParseDurationMs(raw.scalar, 1000) : std::nullopt;
     if (!ms || *ms <= 0) return Error(display, "'" + raw.scalar + "' is not a number of seconds");
-    raw.scalar = std::to_string(*ms) + "ms";
+    raw.scalar = std::to_string((*ms + 999) / 1000);
     entries_.push_back(Entry{kLmcacheKey, FindConfigKey(key_name), raw, display});
     return Status::OK();
   }

@@ -332,6 +332,9 @@ std::vector<ConfigKey> BuildTable() {
   t.push_back(DurationKey(
       "operation_timeout_ms", [](KvfsConfig & c) -> auto& { return c.s3.operation_timeout_ms; }, 1,
       1, 86'400'000));
+  t.push_back(DurationKey(
+      "blocking_timeout", [](KvfsConfig & c) -> auto& { return c.blocking_timeout; }, 1000, 0,
+      86'400));
   t.push_back(IntKey(
       "max_attempts", [](KvfsConfig & c) -> auto& { return c.s3.max_attempts; }, 1, 100));
   t.push_back(DurationKey(
@@ -340,6 +343,12 @@ std::vector<ConfigKey> BuildTable() {
   t.push_back(DurationKey(
       "backoff_max_ms", [](KvfsConfig & c) -> auto& { return c.s3.backoff_max_ms; }, 1, 1,
       600'000));
+  t.push_back(IntKey(
+      "circuit_breaker_failures",
+      [](KvfsConfig & c) -> auto& { return c.s3.circuit_breaker_failures; }, 0, 10'000));
+  t.push_back(DurationKey(
+      "circuit_breaker_cooldown_ms",
+      [](KvfsConfig & c) -> auto& { return c.s3.circuit_breaker_cooldown_ms; }, 1, 1, 3'600'000));
   t.push_back(EnumKey<ConditionalCreateMode>(
       "conditional_create", [](KvfsConfig & c) -> auto& { return c.s3.conditional_create; },
       {{"auto", ConditionalCreateMode::kAuto},
@@ -383,6 +392,7 @@ std::vector<ConfigKey> BuildTable() {
       1000, 0, 86'400));
   t.push_back(DurationKey(
       "stale_upload_age_secs", [](KvfsConfig & c) -> auto& { return c.stale_upload_age_secs; },
+      "cached_chunk_trust_secs", [](KvfsConfig & c) -> auto& { return c.cached_chunk_trust_secs; },
       1000, 0, 30 * 86'400));
   t.push_back(IntKey(
       "fanout", [](KvfsConfig & c) -> auto& { return c.fanout; }, 0, 8));

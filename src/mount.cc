@@ -37,6 +37,8 @@ FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix) {
   o.unlink_policy = c.unlink_policy;
   o.exists_policy = c.exists_policy;
   o.metadata_ttl_secs = static_cast<uint32_t>(std::max(0, c.metadata_cache_ttl_secs));
+  o.cached_chunk_trust_secs = static_cast<uint32_t>(std::max(0, c.cached_chunk_trust_secs));
+  o.revalidate_timeout_ms = int64_t{c.blocking_timeout} * 1000;
   o.fanout_hex_chars = c.fanout;
   o.subdirectories = c.subdirectories;
   o.upload_while_writing = c.upload_while_writing;
@@ -160,6 +162,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
 
   FuseOptions fo;
   fo.max_threads = config.fuse_threads;
+  fo.blocking_timeout_ms = int64_t{config.blocking_timeout} * 1000;
   fo.allow_other = config.allow_other;
   fo.fsname = config.source.empty() ? "kvfs" : config.source;
   fo.debug = cmd.debug;

@@ -35,6 +35,9 @@ std::string FormatStats(const ReaderStats& r, const CacheStats& c, const StoreSt
       {"kvfs_store_retries", s.retries},
       {"kvfs_store_errors", s.errors},
       {"kvfs_store_requests_in_flight", s.in_flight},
+      {"kvfs_store_breaker_opens", s.breaker_opens},
+      {"kvfs_store_breaker_rejected", s.breaker_rejected},
+      {"kvfs_store_breaker_open", s.breaker_open},
   };
   std::string out;
   for (const auto& [name, value] : rows) {

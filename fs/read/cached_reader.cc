@@ -124,6 +124,13 @@ void CachedReader::Invalidate(const std::string& key) {
   if (cache_ != nullptr) cache_->Remove(key);
 }
 
+std::optional<ChunkReader::LocalCopyInfo> CachedReader::LocalCopy(const std::string& key) {
+  if (cache_ == nullptr) return std::nullopt;
+  auto p = cache_->Peek(key);
+  if (!p) return std::nullopt;
+  return LocalCopyInfo{p->size, p->etag, p->fill_time_sec};
+}
+
 ReaderStats CachedReader::Stats() const {
   ReaderStats s;
   s.opens = counters_.opens;

@@ -66,6 +66,7 @@ class CachedReader : public ChunkReader, private FetchOwner {
   bool AdoptWritten(const std::string& key, const ObjectInfo& info,
                     const std::string& path) override EXCLUDES(mu_);
   void Invalidate(const std::string& key) override EXCLUDES(mu_);
+  std::optional<LocalCopyInfo> LocalCopy(const std::string& key) override;
 
   ReaderStats Stats() const;
   const CachedReaderOptions& options() const { return opts_; }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "objstore/object_store.h"
@@ -54,6 +55,15 @@ class ChunkReader {
   }
   // Forgets any local copy of `key` (after unlink, or when the object changed).
   virtual void Invalidate(const std::string& key) {}
+
+  // A complete local copy of `key` that Open would serve without the store: its size and etag
+  // as they were fetched, and when (wall-clock seconds). nullopt: none. The default keeps none.
+  struct LocalCopyInfo {
+    uint64_t size = 0;
+    std::string etag;
+    int64_t fetched_sec = 0;
+  };
+  virtual std::optional<LocalCopyInfo> LocalCopy(const std::string& key) { return std::nullopt; }
 };
 
 }  // namespace kvfs

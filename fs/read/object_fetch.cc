@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "cache/crc32c.h"
+#include "src/base/deadline.h"
 #include "src/base/posix_io.h"
 
 namespace kvfs {
@@ -273,10 +274,27 @@ Status ObjectFetch::WaitFor(uint64_t offset, uint64_t length) {
     MutexUnlock u(&mu_);
     Pump();
   }
+  // A reader with a deadline (a FUSE request's blocking_timeout) stops waiting at it; the download
+  // goes on for the others.
+  const int64_t deadline = ThreadDeadlineMs();
+  auto wait = [&]() REQUIRES(mu_) {
+    if (deadline == 0) {
+      cv_.Wait(&mu_);
+      return true;
+    }
+    const int64_t left = deadline - MonotonicMs();
+    if (left <= 0) return false;
+    cv_.WaitFor(&mu_, std::chrono::milliseconds(left));
+    return true;
+  };
+  const auto late = [&] {
+    return Status::DeadlineExceeded("reading " + key_ + ": the bytes did not arrive within " +
+                                    ThreadDeadlineSource());
+  };
   for (;;) {
     if (state_ == State::kFailed || state_ == State::kAbandoned) return error_;
     if (state_ == State::kStarting) {
-      cv_.Wait(&mu_);
+      if (!wait()) return late();
       continue;
     }
     bool ready = true;
@@ -289,7 +307,7 @@ Status ObjectFetch::WaitFor(uint64_t offset, uint64_t length) {
       }
     }
     if (ready) return Status::OK();
-    cv_.Wait(&mu_);
+    if (!wait()) return late();
   }
 }
 

@@ -201,8 +201,14 @@ void HttpEngine::StartTransfer(std::unique_ptr<HttpExchange> ex) {
   curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
                    static_cast<long>(std::max<int64_t>(1, (x->stall_timeout_ms + 999) / 1000)));
-  if (x->total_timeout_ms > 0) {
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(x->total_timeout_ms));
+  int64_t timeout_ms = x->total_timeout_ms;
+  if (x->deadline_ms > 0) {
+    // What is left of the deadline after the wait in the queue (at least 1 ms: 0 means none).
+    const int64_t left = std::max<int64_t>(1, x->deadline_ms - clock_->NowMs());
+    timeout_ms = timeout_ms > 0 ? std::min(timeout_ms, left) : left;
+  }
+  if (timeout_ms > 0) {
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
   }
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
@@ -270,6 +276,28 @@ void HttpEngine::FinishTransfer(CURL* easy, CURLcode result) {
   done(std::move(ex));
 }
 
+void HttpEngine::ExpireWaiting() {
+  if (waiting_.empty()) return;
+  const int64_t now = clock_->NowMs();
+  std::deque<std::unique_ptr<HttpExchange>> keep;
+  std::vector<std::unique_ptr<HttpExchange>> expired;
+  for (auto& ex : waiting_) {
+    if (ex->deadline_ms > 0 && ex->deadline_ms <= now) {
+      expired.push_back(std::move(ex));
+    } else {
+      keep.push_back(std::move(ex));
+    }
+  }
+  waiting_.swap(keep);
+  for (auto& ex : expired) {
+    ex->curl_code = CURLE_OPERATION_TIMEDOUT;
+    ex->curl_error = "not sent: its deadline passed while it waited for one of the " +
+                     std::to_string(options_.max_inflight) + " transfer slots (max_inflight)";
+    auto done = std::move(ex->done);
+    done(std::move(ex));
+  }
+}
+
 void HttpEngine::Loop() {
   std::vector<std::function<void()>> due;
   for (;;) {
@@ -293,6 +321,7 @@ void HttpEngine::Loop() {
     for (auto& fn : due) fn();
     due.clear();
 
+    ExpireWaiting();
     while (!waiting_.empty() && static_cast<int>(running_.size()) < options_.max_inflight) {
       std::unique_ptr<HttpExchange> ex = std::move(waiting_.front());
       waiting_.pop_front();

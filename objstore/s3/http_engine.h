@@ -40,6 +40,10 @@ struct HttpExchange {
   int64_t connect_timeout_ms = 5000;
   int64_t stall_timeout_ms = 10000;  // aborted when no byte moves for this long
   int64_t total_timeout_ms = 0;      // 0: none
+  // Engine-clock time by which the exchange must end, waiting in the queue included: one that
+  // is still queued then ends with CURLE_OPERATION_TIMEDOUT without being sent, and a running
+  // transfer's timeout is clipped to it. 0: none.
+  int64_t deadline_ms = 0;
 
   // ---- response
   long http_status = 0;                                 // 0 if no response arrived
@@ -114,6 +118,8 @@ class HttpEngine {
   void Loop() EXCLUDES(mu_);
   void StartTransfer(std::unique_ptr<HttpExchange> ex);
   void FinishTransfer(CURL* easy, CURLcode result);
+  // Ends the queued exchanges whose deadline has passed (CURLE_OPERATION_TIMEDOUT, never sent).
+  void ExpireWaiting();
   void CancelEverything() EXCLUDES(mu_);
   CURL* TakeEasyHandle();
 

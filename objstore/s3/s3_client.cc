@@ -6,6 +6,7 @@
 #include <future>
 
 #include "objstore/s3/credentials.h"
+#include "src/base/deadline.h"
 
 namespace kvfs::s3 {
 
@@ -32,7 +33,11 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& options) {
 }
 
 S3Client::S3Client(const S3Options& options, Endpoint endpoint, S3Credentials credentials)
-    : options_(options), endpoint_(std::move(endpoint)), credentials_(std::move(credentials)) {
+    : options_(options),
+      endpoint_(std::move(endpoint)),
+      credentials_(std::move(credentials)),
+      breaker_(CircuitBreaker::Options{options.circuit_breaker_failures,
+                                       options.circuit_breaker_cooldown_ms}) {
   RetryPolicy::Options po;
   po.max_attempts = std::max(1, options.max_attempts);
   po.base_ms = options.backoff_base_ms;
@@ -53,6 +58,15 @@ RequestContext S3Client::Context(const std::string& operation, const std::string
 void S3Client::Execute(std::shared_ptr<S3Call> call) {
   call->started_ms = clock()->NowMs();
   call->deadline_ms = call->started_ms + std::max(1, options_.operation_timeout_ms);
+  call->deadline_source = "operation_timeout_ms=" + std::to_string(options_.operation_timeout_ms);
+  // The caller's own deadline (a FUSE request's blocking_timeout), converted to this clock.
+  if (const int64_t thread_deadline = ThreadDeadlineMs(); thread_deadline > 0) {
+    const int64_t at = call->started_ms + std::max<int64_t>(1, thread_deadline - MonotonicMs());
+    if (at < call->deadline_ms) {
+      call->deadline_ms = at;
+      call->deadline_source = ThreadDeadlineSource();
+    }
+  }
   StartAttempt(std::move(call));
 }
 
@@ -74,10 +88,27 @@ StoreStats S3Client::Stats() const {
   s.retries = retries_.load(std::memory_order_relaxed);
   s.errors = errors_.load(std::memory_order_relaxed);
   s.in_flight = in_flight_.load(std::memory_order_relaxed);
+  const CircuitBreaker::Stats b = breaker_.stats();
+  s.breaker_opens = b.opens;
+  s.breaker_rejected = b.rejected;
+  s.breaker_open = b.open ? 1 : 0;
   return s;
 }
 
 void S3Client::StartAttempt(std::shared_ptr<S3Call> call) {
+  int64_t probe_in_ms = 0;
+  if (!breaker_.Allow(clock()->NowMs(), &probe_in_ms)) {
+    Status st = Status::Unavailable(
+        call->operation + " " + S3Uri(options_.bucket, call->key) + ": S3 endpoint " +
+        endpoint_.ToString() + " is not answering (" +
+        std::to_string(options_.circuit_breaker_failures) +
+        " consecutive connection failures or timeouts); failing fast, next probe in " +
+        std::to_string(probe_in_ms) + " ms (circuit_breaker_cooldown_ms=" +
+        std::to_string(options_.circuit_breaker_cooldown_ms) + ")");
+    // On the loop thread, like every completion: the caller may hold locks its callback takes.
+    engine_->RunAfter(0, [this, call, st] { Finish(call, st, nullptr); });
+    return;
+  }
   ++call->attempts;
   requests_.fetch_add(1, std::memory_order_relaxed);
   in_flight_.fetch_add(1, std::memory_order_relaxed);
@@ -86,6 +117,7 @@ void S3Client::StartAttempt(std::shared_ptr<S3Call> call) {
   ex->connect_timeout_ms = options_.connect_timeout_ms;
   ex->stall_timeout_ms = options_.stall_timeout_ms;
   ex->total_timeout_ms = std::max<int64_t>(1, call->deadline_ms - clock()->NowMs());
+  ex->deadline_ms = call->deadline_ms;
   if (call->has_body) {
     ex->upload = call->body;
     ex->has_upload = true;
@@ -138,9 +170,9 @@ Status S3Client::DefaultCheck(const S3Call& call, const HttpExchange& ex) const 
   if (ex.curl_code != CURLE_OK) {
     if (ex.curl_code == CURLE_OPERATION_TIMEDOUT && clock()->NowMs() + 50 >= call.deadline_ms) {
       return Status::DeadlineExceeded(call.operation + " " + S3Uri(options_.bucket, call.key) +
-                                      ": not done within operation_timeout_ms=" +
-                                      std::to_string(options_.operation_timeout_ms) + " (" +
-                                      std::to_string(call.attempts) + " attempts)");
+                                      " at " + endpoint_.ToString() + ": not done within " +
+                                      call.deadline_source + " (" + std::to_string(call.attempts) +
+                                      " attempts)");
     }
     return MapTransportError(ex.curl_code, ex.curl_error, ctx);
   }
@@ -153,6 +185,7 @@ Status S3Client::DefaultCheck(const S3Call& call, const HttpExchange& ex) const 
 
 void S3Client::OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpExchange> ex) {
   in_flight_.fetch_sub(1, std::memory_order_relaxed);
+  NoteAttempt(*ex);
   Status st = call->check ? call->check(*ex) : DefaultCheck(*call, *ex);
   if (st.ok() || ex->cancelled || st.code() == StatusCode::kCancelled) {
     Finish(call, std::move(st), std::move(ex));
@@ -172,8 +205,7 @@ void S3Client::OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpE
       // Attempts remain but the deadline does not leave room for another one.
       Status dl = Status::DeadlineExceeded(
           st.message() + "; gave up after " + std::to_string(call->attempts) +
-          " attempts: operation_timeout_ms=" + std::to_string(options_.operation_timeout_ms) +
-          " would pass before the next one");
+          " attempts: " + call->deadline_source + " would pass before the next one");
       dl.SetHttp(st.http_status(), st.s3_code(), st.request_id());
       st = dl;
     } else if (call->attempts > 1 && st.code() != StatusCode::kDeadlineExceeded) {
@@ -181,6 +213,33 @@ void S3Client::OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpE
     }
   }
   Finish(call, std::move(st), std::move(ex));
+}
+
+void S3Client::NoteAttempt(const HttpExchange& ex) {
+  if (ex.cancelled || ex.sink_refused || !ex.upload_error.empty()) {
+    breaker_.OnNeutral();
+    return;
+  }
+  switch (ex.curl_code) {
+    case CURLE_OK:
+      breaker_.OnSuccess();
+      return;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+      // No answer at all; a reply that broke off mid-body (PARTIAL_FILE) came from a live server.
+      if (ex.http_status == 0) {
+        breaker_.OnFailure(clock()->NowMs());
+      } else {
+        breaker_.OnSuccess();
+      }
+      return;
+    default:
+      breaker_.OnNeutral();
+  }
 }
 
 void S3Client::Finish(const std::shared_ptr<S3Call>& call, Status st,

@@ -1,7 +1,9 @@
 // S3Client: runs S3 requests on the HttpEngine - builds the URL, signs every attempt (SigV4),
 // retries transient failures on engine timers with back-off, and enforces the per-operation
-// deadline. The ObjectStore methods (s3_store.cc) and the GET state machine (s3_get.cc) are built
-// on it.
+// deadline: operation_timeout_ms, or the calling thread's deadline (src/base/deadline.h, the FUSE
+// request's blocking_timeout) when that is earlier. A circuit breaker refuses attempts at once
+// while the endpoint is down (circuit_breaker_failures). The ObjectStore methods (s3_store.cc) and
+// the GET state machine (s3_get.cc) are built on it.
 //
 // Thread-safe: Execute() may be called from any thread; calls' hooks run on the loop thread.
 #pragma once
@@ -11,6 +13,7 @@
 #include <string>
 
 #include "objstore/s3/backoff.h"
+#include "objstore/s3/circuit_breaker.h"
 #include "objstore/s3/http_engine.h"
 #include "objstore/s3/s3_errors.h"
 #include "objstore/s3/s3_options.h"
@@ -47,6 +50,7 @@ struct S3Call {
   int attempts = 0;
   int64_t deadline_ms = 0;
   int64_t started_ms = 0;
+  std::string deadline_source;  // the setting that set deadline_ms, for messages
 };
 
 class S3Client {
@@ -85,11 +89,14 @@ class S3Client {
   void StartAttempt(std::shared_ptr<S3Call> call);
   void OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpExchange> ex);
   void Finish(const std::shared_ptr<S3Call>& call, Status st, std::unique_ptr<HttpExchange> ex);
+  // Tells the breaker what a finished attempt says about the endpoint.
+  void NoteAttempt(const HttpExchange& ex);
 
   const S3Options options_;
   const Endpoint endpoint_;
   const S3Credentials credentials_;
   std::unique_ptr<RetryPolicy> policy_;
+  CircuitBreaker breaker_;
   // Counters (relaxed atomics: statistics only).
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> retries_{0};

@@ -46,7 +46,7 @@ Status MapHttpError(int http_status, const S3ErrorDoc& doc, const RequestContext
   if (IsOneOf(code, {"SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable",
                      "Throttling", "ThrottlingException", "RequestThrottled",
                      "ConditionalRequestConflict", "OperationAborted", "IncompleteBody"}) ||
-      http_status == 429 || (http_status >= 500 && http_status != 501)) {
+      http_status == 408 || http_status == 429 || (http_status >= 500 && http_status != 501)) {
     st = Status::Unavailable(what + ": server busy or failing, HTTP " +
                              std::to_string(http_status) + Detail(doc));
   } else if (IsOneOf(code, {"InvalidAccessKeyId", "SignatureDoesNotMatch"})) {

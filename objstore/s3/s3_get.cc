@@ -50,6 +50,19 @@ Status OnHeaders(GetState* s, const HttpExchange& ex, const std::string& what) {
     const std::string len = ex.Header("content-length");
     if (!len.empty())
       s->object_size = static_cast<int64_t>(std::strtoull(len.c_str(), nullptr, 10));
+    // Fine when the whole object is what was asked for; otherwise the reply would carry bytes
+    // that were not asked for (a 256 MiB body per 16 MiB part): refuse it with a clear reason.
+    const bool ranged = s->attempt_start > 0 || s->req.length != GetRequest::kToEnd;
+    const uint64_t want_end =
+        s->req.length == GetRequest::kToEnd ? UINT64_MAX : s->req.offset + s->req.length;
+    if (ranged && (s->object_size < 0 || s->attempt_start > 0 ||
+                   static_cast<uint64_t>(s->object_size) > want_end)) {
+      return Status::IoError(
+          what + ": the server ignored the Range header (HTTP 200 with the whole " +
+          (s->object_size >= 0 ? std::to_string(s->object_size) + "-byte " : std::string()) +
+          "object for a request from byte " + std::to_string(s->attempt_start) +
+          "); kvfs needs ranged GETs (HTTP 206)");
+    }
   }
   return Status::OK();
 }

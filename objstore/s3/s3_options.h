@@ -49,6 +49,11 @@ struct S3Options {
   int max_attempts = 5;               // attempts per request (1 = no retries)
   int backoff_base_ms = 50;           // first retry waits ~base, doubling, with full jitter
   int backoff_max_ms = 5000;
+  // Circuit breaker (objstore/s3/circuit_breaker.h): after this many consecutive connection
+  // failures or timeouts, requests fail at once for circuit_breaker_cooldown_ms, then one probe
+  // goes out. 0: off.
+  int circuit_breaker_failures = 5;
+  int circuit_breaker_cooldown_ms = 5000;
   ConditionalCreateMode conditional_create = ConditionalCreateMode::kAuto;
 };
 

@@ -94,6 +94,16 @@ Result<ListResult> S3Store::List(const ListRequest& req) {
   if (!reply.status.ok()) return reply.status;
   Result<ListResult> r = ParseListObjectsV2(reply.ex->body);
   if (!r.ok()) return r.status().Annotate("LIST " + S3Uri(client_->options().bucket, req.prefix));
+  // A listing that cannot advance would make every caller's page loop spin until its deadline.
+  if (r->truncated && (r->next_continuation_token.empty() ||
+                       r->next_continuation_token == req.continuation_token)) {
+    return Status::IoError(
+        "LIST " + S3Uri(client_->options().bucket, req.prefix) + " at " +
+        client_->endpoint().ToString() + ": the server says the listing continues but " +
+        (r->next_continuation_token.empty() ? "sent no continuation token"
+                                            : "sent back the continuation token it was given") +
+        " (a pagination loop)");
+  }
   return r;
 }
 

@@ -72,6 +72,13 @@ class CondVar {
     cv_.wait(l);
     l.release();
   }
+  // As Wait(mu), for at most `d` (spurious wake-ups too: the caller re-checks its conditions).
+  template <typename Rep, typename Period>
+  void WaitFor(Mutex* mu, std::chrono::duration<Rep, Period> d) REQUIRES(mu) {
+    std::unique_lock<std::mutex> l(mu->mu_, std::adopt_lock);
+    cv_.wait_for(l, d);
+    l.release();
+  }
   // Waits until pred() holds; mu must be held (it is released while waiting).
   template <typename Pred>
   void Wait(Mutex* mu, Pred pred) REQUIRES(mu) {

@@ -30,8 +30,9 @@ TEST(LmcacheConfigTest, BasicV1) {
   EXPECT_EQ(c.s3.bucket, "your-bucket-name");
   EXPECT_EQ(c.s3.endpoint, "");  // AWS's regional endpoint, resolved by the S3 layer
   EXPECT_EQ(c.s3.region, "us-east-1");
-  EXPECT_EQ(c.s3.max_inflight, 64);              // s3_num_io_threads
-  EXPECT_EQ(c.s3.operation_timeout_ms, 10'000);  // blocking_timeout_secs
+  EXPECT_EQ(c.s3.max_inflight, 64);               // s3_num_io_threads
+  EXPECT_EQ(c.blocking_timeout, 10);              // blocking_timeout_secs
+  EXPECT_EQ(c.s3.operation_timeout_ms, 100'000);  // background operations keep their limit
   EXPECT_EQ(c.key_prefix, "");
   EXPECT_EQ(c.config_files, std::vector<std::string>{TestFile("lmcache_v1_basic.yaml")});
 }
@@ -40,7 +41,7 @@ TEST(LmcacheConfigTest, BasicV2UsesMinOfConcurrencyAndInflight) {
   KvfsConfig c = Load("lmcache_v2_basic.yaml");
   EXPECT_EQ(c.s3.bucket, "your-bucket-name");
   EXPECT_EQ(c.s3.max_inflight, 64);
-  EXPECT_EQ(c.s3.operation_timeout_ms, 100'000);
+  EXPECT_EQ(c.blocking_timeout, 100);
 
   auto mixed = ParseConfig(
       "extra_config:\n  s3_max_io_concurrency: 32\n  s3_max_inflight_reqs: 100\n"

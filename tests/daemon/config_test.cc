@@ -27,6 +27,10 @@ TEST(ConfigTest, Defaults) {
   EXPECT_EQ(c.temp_patterns, std::vector<std::string>{"*.tmp"});
   EXPECT_EQ(c.metadata_cache_ttl_secs, 30);
   EXPECT_EQ(c.stale_upload_age_secs, 3600);
+  EXPECT_EQ(c.cached_chunk_trust_secs, 3600);
+  EXPECT_EQ(c.blocking_timeout, 30);
+  EXPECT_EQ(c.s3.circuit_breaker_failures, 5);
+  EXPECT_EQ(c.s3.circuit_breaker_cooldown_ms, 5000);
   EXPECT_DOUBLE_EQ(c.cache_high_watermark, 0.85);
   EXPECT_DOUBLE_EQ(c.cache_evict_ratio, 0.2);
   EXPECT_EQ(c.unlink_policy, UnlinkPolicy::kRemote);
@@ -70,9 +74,12 @@ max_connections: 96
 connect_timeout_ms: 2s
 stall_timeout_ms: 15000
 operation_timeout_ms: 2m
+blocking_timeout: 10
 max_attempts: 7
 backoff_base_ms: 20
 backoff_max_ms: 1s
+circuit_breaker_failures: 3
+circuit_breaker_cooldown_ms: 2s
 conditional_create: head-check
 get_part_size: 32MiB
 multipart_threshold: 128MiB
@@ -88,6 +95,7 @@ unlink_policy: local
 exists_policy: eexist
 metadata_cache_ttl_secs: 1m
 stale_upload_age_secs: 2h
+cached_chunk_trust_secs: 2m
 fanout: 2
 statfs_size: 1TiB
 allow_other: yes
@@ -116,9 +124,12 @@ log_level: warning
   EXPECT_EQ(c->s3.connect_timeout_ms, 2000);
   EXPECT_EQ(c->s3.stall_timeout_ms, 15000);
   EXPECT_EQ(c->s3.operation_timeout_ms, 120'000);
+  EXPECT_EQ(c->blocking_timeout, 10);
   EXPECT_EQ(c->s3.max_attempts, 7);
   EXPECT_EQ(c->s3.backoff_base_ms, 20);
   EXPECT_EQ(c->s3.backoff_max_ms, 1000);
+  EXPECT_EQ(c->s3.circuit_breaker_failures, 3);
+  EXPECT_EQ(c->s3.circuit_breaker_cooldown_ms, 2000);
   EXPECT_EQ(c->s3.conditional_create, ConditionalCreateMode::kHeadCheck);
   EXPECT_EQ(c->get_part_size, 32 * kMiB);
   EXPECT_EQ(c->multipart_threshold, 128 * kMiB);
@@ -134,6 +145,7 @@ log_level: warning
   EXPECT_EQ(c->exists_policy, ExistsPolicy::kEexist);
   EXPECT_EQ(c->metadata_cache_ttl_secs, 60);
   EXPECT_EQ(c->stale_upload_age_secs, 7200);
+  EXPECT_EQ(c->cached_chunk_trust_secs, 120);
   EXPECT_EQ(c->fanout, 2);
   EXPECT_EQ(c->statfs_size, uint64_t{1} << 40);
   EXPECT_TRUE(c->allow_other);

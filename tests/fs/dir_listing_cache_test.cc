@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "objstore/store_wrapper.h"
 #include "tests/fakes/memory_store.h"
 
 namespace kvfs {
@@ -75,6 +76,38 @@ TEST_F(DirListingCacheTest, ZeroTtlDisables) {
   for (int i = 0; i < 20; ++i) c.NoteMiss("p/m" + std::to_string(i));
   EXPECT_FALSE(c.KnownMissing("p/x"));
   EXPECT_EQ(store_->counters().list.load(), 0u);
+}
+
+// A server whose listing never ends (the same page again with a new or the same token) must not
+// hang the lookup that triggered the listing: the loop gives up and lookups ask the store.
+class EndlessListStore : public StoreWrapper {
+ public:
+  EndlessListStore(std::shared_ptr<ObjectStore> target, bool same_token)
+      : StoreWrapper(std::move(target)), same_token_(same_token) {}
+  Result<ListResult> List(const ListRequest& req) override {
+    calls++;
+    ListResult r;
+    r.objects.push_back(ObjectInfo{req.prefix + "k", 1, "e", 0});
+    r.truncated = true;
+    r.next_continuation_token = same_token_ ? "t" : req.continuation_token + "t";
+    return r;
+  }
+  int calls = 0;
+
+ private:
+  const bool same_token_;
+};
+
+TEST_F(DirListingCacheTest, EndlessListingGivesUp) {
+  for (bool same_token : {true, false}) {
+    auto endless = std::make_shared<EndlessListStore>(store_, same_token);
+    DirListingCache::Options o;
+    o.misses_before_listing = 1;
+    DirListingCache c(endless, o, [this] { return now_; });
+    c.NoteMiss("p/m1");  // returns: the listing loop stopped
+    EXPECT_LE(endless->calls, 200) << "same_token " << same_token;
+    EXPECT_FALSE(c.KnownMissing("p/m2")) << "a broken listing must not answer misses";
+  }
 }
 
 }  // namespace

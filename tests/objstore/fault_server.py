@@ -12,13 +12,16 @@ usage: fault_server.py [--bucket NAME ...]   prints "PORT <n>" on stdout once li
 Control API (plain HTTP, outside any bucket):
   POST /__fault/rules   JSON list of rules, appended; each rule:
         {"method": "GET", "key": "substring", "query": "substring", "count": 1,   (count -1: always)
-         "action": "status" | "reset" | "truncate" | "stall" | "ignore_range",
+         "action": "status" | "reset" | "truncate" | "stall" | "ignore_range" |
+                   "repeat_token" | "never_end",   (LIST: the listing never advances / never
+                                                    ends: same token back / a new one each page)
          "status": 503, "code": "SlowDown",          (for "status")
          "after": false,                             (status after applying the request)
          "after_bytes": 0,                           (reset/truncate/stall: body bytes sent first)
          "seconds": 30,                              (stall duration)
          "replace_with": "hex"}                      (after the fault, replace the object's bytes)
   POST /__fault/reset   drop rules, request log and objects (buckets stay)
+  POST /__fault/clear_rules   drop the rules only (an outage ends; objects stay)
   GET  /__fault/log     JSON list of requests: {"method", "path", "query", "range", "if_match",
                         "action"}; with ?format=lines one tab-separated line per request
   PUT  /__fault/object?bucket=B&key=K   store an object directly (body = content)
@@ -156,6 +159,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.kill_connection(rst=False)
         if self.command == "GET" and key:
             return self.get_object(bucket, key, rule)
+        if action in ("repeat_token", "never_end") and self.command == "GET" and not key:
+            return self.endless_list(q, action)
         self.s3(bucket, key, q, data, rule if action == "status" else None)
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
@@ -167,6 +172,11 @@ class Handler(BaseHTTPRequestHandler):
             rules = json.loads(self.body() or b"[]")
             with st.lock:
                 st.rules.extend(rules)
+            return self.reply(200)
+        if u.path == "/__fault/clear_rules":  # the store comes back: objects stay
+            self.body()
+            with st.lock:
+                st.rules = []
             return self.reply(200)
         if u.path == "/__fault/reset":
             self.body()
@@ -339,6 +349,19 @@ class Handler(BaseHTTPRequestHandler):
                "<IsTruncated>%s</IsTruncated>%s%s</ListBucketResult>"
                % (escape(prefix), len(page), max_keys, "true" if truncated else "false", token,
                   items))
+        return self.reply(200, xml.encode(), {"Content-Type": "application/xml"})
+
+
+    def endless_list(self, q, action):
+        """A truncated page of one key whose continuation token never lets the listing end."""
+        sent = q.get("continuation-token", [""])[0]
+        token = (sent or "loop") if action == "repeat_token" else sent + "n"
+        xml = ("<ListBucketResult><Prefix>%s</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys>"
+               "<IsTruncated>true</IsTruncated><NextContinuationToken>%s</NextContinuationToken>"
+               "<Contents><Key>%sloop</Key><Size>1</Size><ETag>\"x\"</ETag>"
+               "<LastModified>2024-01-01T00:00:00.000Z</LastModified></Contents>"
+               "</ListBucketResult>" % (escape(q.get("prefix", [""])[0]), escape(token),
+                                        escape(q.get("prefix", [""])[0])))
         return self.reply(200, xml.encode(), {"Content-Type": "application/xml"})
 
 

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""A store outage through a real daemonized mount: kvfs over tests/objstore/fault_server.py, whose
+requests are then all stalled (the server accepts connections and never answers, as a stopped
+RGW does). Proves, with generous bounds (no timing is asserted beyond "never hangs"):
+
+- stat and read of a chunk in the local cache, statfs and `kvfs stats` answer at once, also while
+  other requests wait on the dead store;
+- a lookup of a name that is not cached and the write of a new chunk fail within
+  blocking_timeout with ETIMEDOUT or EIO;
+- the circuit breaker opened and is counted in `kvfs stats`;
+- when the store answers again, everything works without a remount.
+
+    outage_test.py --kvfs PATH/kvfs --fault-server PATH/fault_server.py
+
+Exit 77 = skipped (no FUSE), unless KVFS_REQUIRE_FUSE=1. The shared RGW is never touched.
+"""
+import argparse
+import errno
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+import daemon_test
+from daemon_test import Ctx, Daemon, chunk, ok, write_chunk
+from mount_util import read_direct, skip_or_fail
+
+BLOCKING_TIMEOUT = 3  # seconds (the blocking_timeout setting of the mount)
+FAST = 5.0  # "answers at once": generous for a loaded CI machine (measured well under 1 s)
+BOUNDED = BLOCKING_TIMEOUT + 15.0  # "ends within blocking_timeout", with room for a loaded host
+# The kernel sends lookups of new names in one directory to the daemon one at a time (measured on
+# 6.18: the next LOOKUP is handed out only after the previous reply), so a miss queued behind
+# others waits for theirs too - until the circuit breaker (5 failures) makes them fail at once.
+BREAKER_FAILURES = 5
+QUEUED_MISS_BOUND = (BREAKER_FAILURES + 1) * BLOCKING_TIMEOUT + 15.0
+
+
+class FaultStore:
+    """The fault server as the mount's S3 store (it checks no signatures)."""
+
+    def __init__(self, script, work):
+        self.bucket = "outage"
+        self.proc = subprocess.Popen([sys.executable, script, "--bucket", self.bucket],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        assert line.startswith("PORT "), "fault server did not start: %r" % line
+        self.endpoint = "http://127.0.0.1:%d" % int(line.split()[1])
+        self.source = "s3://%s/kv" % self.bucket
+        self.opts = {"endpoint": self.endpoint, "region": "us-east-1", "addressing": "path"}
+        self.env = {"AWS_ACCESS_KEY_ID": "FAKEACCESSKEY", "AWS_SECRET_ACCESS_KEY": "fakesecret"}
+
+    def control(self, path, body=b""):
+        req = urllib.request.Request(self.endpoint + path, data=body, method="POST")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status == 200, "%s: HTTP %d" % (path, r.status)
+
+    def stall_everything(self):
+        self.control("/__fault/rules", b'[{"action": "stall", "seconds": 600, "count": -1}]')
+
+    def recover(self):
+        self.control("/__fault/clear_rules")
+
+    def cleanup(self):
+        self.proc.stdin.close()  # the server exits when its stdin closes
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def timed(fn):
+    t0 = time.monotonic()
+    try:
+        return fn(), None, time.monotonic() - t0
+    except OSError as e:
+        return None, e, time.monotonic() - t0
+
+
+def expect_fast(what, fn):
+    value, err, secs = timed(fn)
+    assert err is None, "%s failed during the outage: %s" % (what, err)
+    assert secs < FAST, "%s took %.1fs during the outage" % (what, secs)
+    ok("%s during the outage: %.3fs" % (what, secs))
+    return value
+
+
+def expect_bounded_failure(what, fn, bound=BOUNDED):
+    _, err, secs = timed(fn)
+    assert err is not None, "%s succeeded against a dead store" % what
+    assert err.errno in (errno.ETIMEDOUT, errno.EIO), "%s: %s" % (what, err)
+    assert secs < bound, "%s took %.1fs (blocking_timeout=%ds)" % (what, secs, BLOCKING_TIMEOUT)
+    ok("%s fails with %s after %.1fs (blocking_timeout=%ds)" %
+       (what, errno.errorcode[err.errno], secs, BLOCKING_TIMEOUT))
+
+
+def run(ctx, fault_script):
+    store = FaultStore(fault_script, ctx.work)
+    try:
+        opts = {"metadata_cache_ttl_secs": "1", "blocking_timeout": str(BLOCKING_TIMEOUT),
+                "circuit_breaker_failures": str(BREAKER_FAILURES),
+                "circuit_breaker_cooldown_ms": "1000", "fuse_threads": "8"}
+        a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache"), opts)
+        cached = os.path.join(a.mnt, "cached.pt")
+        data = chunk("outage", 3 * daemon_test.MIB + 17)
+        write_chunk(a.mnt, "cached.pt", data)
+        assert read_direct(cached) == data, "read back differs"
+        time.sleep(1.5)  # past metadata_cache_ttl_secs: lookups would revalidate now
+
+        store.stall_everything()
+        # Requests that wait on the dead store: they must not take every FUSE thread from the
+        # cached reads below.
+        waiters = [threading.Thread(target=timed, args=(
+            lambda i=i: os.stat(os.path.join(a.mnt, "missing-%d.pt" % i)),)) for i in range(6)]
+        for t in waiters:
+            t.start()
+        time.sleep(0.5)
+        st = expect_fast("stat of a cached chunk", lambda: os.stat(cached))
+        assert st.st_size == len(data), "size %d" % st.st_size
+        got = expect_fast("read of a cached chunk", lambda: read_direct(cached))
+        assert got == data, "cached read differs during the outage"
+        expect_fast("statfs", lambda: os.statvfs(a.mnt))
+        expect_fast("kvfs stats", a.stats)
+        expect_bounded_failure("stat of a name that is not cached (queued behind 6 others)",
+                               lambda: os.stat(os.path.join(a.mnt, "never-written.pt")),
+                               QUEUED_MISS_BOUND)
+        expect_bounded_failure("writing a new chunk",
+                               lambda: write_chunk(a.mnt, "new.pt", chunk("new", 2 * 1024 * 1024)))
+        for t in waiters:
+            t.join(timeout=QUEUED_MISS_BOUND)
+            assert not t.is_alive(), "a stat of a missing name is still waiting on the store"
+        ok("the waiting stats of missing names all ended")
+        expect_bounded_failure("stat of another name that is not cached",
+                               lambda: os.stat(os.path.join(a.mnt, "never-written-2.pt")))
+        s = a.stats()
+        assert s["kvfs_store_breaker_opens"] >= 1, "breaker never opened: %s" % s
+        ok("circuit breaker opened %d time(s), refused %d request(s)" %
+           (s["kvfs_store_breaker_opens"], s["kvfs_store_breaker_rejected"]))
+
+        store.recover()
+        time.sleep(1.5)  # the breaker's cool-down, then a probe goes out
+        deadline = time.monotonic() + 30
+        while True:  # the first request after the cool-down is the probe
+            try:
+                os.stat(os.path.join(a.mnt, "after.pt"))
+                raise AssertionError("after.pt exists before it was written")
+            except OSError as e:
+                if e.errno == errno.ENOENT:
+                    break
+                assert time.monotonic() < deadline, "store back, but lookups still fail: %s" % e
+                time.sleep(0.5)
+        ok("store back: a missing name is ENOENT again")
+        data2 = chunk("after", 2 * daemon_test.MIB)
+        write_chunk(a.mnt, "after.pt", data2)
+        assert read_direct(os.path.join(a.mnt, "after.pt")) == data2, "read after recovery"
+        assert read_direct(cached) == data, "cached chunk after recovery"
+        assert a.stats()["kvfs_store_breaker_open"] == 0, "breaker still open"
+        ok("store back: writes and reads work without a remount")
+        a.unmount()
+    finally:
+        ctx.cleanup()
+        store.cleanup()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kvfs", required=True)
+    ap.add_argument("--fault-server", required=True)
+    args = ap.parse_args()
+    if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
+        skip_or_fail("no /dev/fuse or fusermount3", "KVFS_REQUIRE_FUSE")
+    daemon_test.become_subreaper()
+    work = tempfile.mkdtemp(prefix="kvfs-outage-")
+    ctx = Ctx(os.path.abspath(args.kvfs), "s3", work)
+    try:
+        run(ctx, os.path.abspath(args.fault_server))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("outage_test: PASSED")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
