@@ -31,8 +31,8 @@
 #include "fs/fuse_adapter.h"
 #include "fs/read/cached_reader.h"
 #include "objstore/dir/dir_store.h"
-#include "objstore/s3/s3_admin.h"
 #include "objstore/s3/s3_store.h"
+#include "tests/support/s3_admin.h"
 
 namespace {
 
