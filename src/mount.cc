@@ -42,6 +42,10 @@ FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix,
   o.page_cache = c.page_cache;
   o.spool_dir = spool_dir;
   o.statfs_total_bytes = c.statfs_size != 0 ? c.statfs_size : c.cache_size;
+  if (c.uid >= 0) o.uid = static_cast<uid_t>(c.uid);
+  if (c.gid >= 0) o.gid = static_cast<gid_t>(c.gid);
+  o.file_mode = 0666 & ~c.umask;
+  o.dir_mode = 0777 & ~c.umask;
   return o;
 }
 
