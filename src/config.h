@@ -76,6 +76,9 @@ struct KvfsConfig {
 
   // Config files that were read, in order (for messages and --dump-config).
   std::vector<std::string> config_files;
+  // Settings found unsafe while resolving (a secret on the command line, in a config file others
+  // can read): logged once when the mount starts. They name settings and files, never values.
+  std::vector<std::string> warnings;
 };
 
 // Where the cache lives when cache_dir is empty: /var/cache/kvfs for root, else

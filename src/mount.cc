@@ -14,6 +14,7 @@
 #include "fs/filesystem.h"
 #include "fs/fuse_adapter.h"
 #include "fs/read/cached_reader.h"
+#include "src/config_warnings.h"
 #include "src/daemonize.h"
 #include "src/logging.h"
 #include "src/stats_text.h"
@@ -105,6 +106,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     std::fprintf(stderr, "kvfs: mount point %s is not a directory\n", cmd.mountpoint.c_str());
     return 1;
   }
+  LogSecurityWarnings(config);  // on the terminal, before the daemon moves to syslog
   Daemonizer daemon;
   if (!cmd.foreground) {
     daemon.Start();  // before any thread exists
