@@ -1,6 +1,5 @@
 #include "cache/cache_dir.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
@@ -8,56 +7,37 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <filesystem>
+#include <cstring>
 #include <unordered_map>
 
 #include "src/base/posix_io.h"
 
 namespace kvfs {
-namespace {
 
-// mkdir -p, then force mode 0700 on the last component: entries hold other users' data.
-Status MakePrivateDir(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  if (ec) return Status::IoError("cannot create cache directory " + path + ": " + ec.message());
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
-  if (!S_ISDIR(st.st_mode))
-    return Status::InvalidArgument("cache_dir " + path + " is not a directory");
-  if ((st.st_mode & 07777) != 0700 && chmod(path.c_str(), 0700) != 0) {
-    return Status::FromErrno(errno, "chmod 0700 " + path);
-  }
+bool IsSpoolFileName(std::string_view name) {
+  constexpr std::string_view kPrefix = "spool-";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return false;
+  name.remove_prefix(kPrefix.size());
+  // <pid>-<n>: two runs of digits around one '-'.
+  const size_t dash = name.find('-');
+  auto digits = [](std::string_view s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  return dash != std::string_view::npos && digits(name.substr(0, dash)) &&
+         digits(name.substr(dash + 1));
+}
+
+Status PrepareSpoolDir(const std::string& dir, const std::string& setting) {
+  KVFS_ASSIGN_OR_RETURN(PrivateDir spool, PrivateDir::Open(dir, setting));
+  // Spool files left by an earlier run are incomplete writes that were never acknowledged.
+  spool.RemoveOwnFiles(IsSpoolFileName);
   return Status::OK();
 }
 
-std::vector<std::string> ListNames(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return names;
-  while (struct dirent* de = readdir(d)) {
-    std::string n = de->d_name;
-    if (n != "." && n != "..") names.push_back(std::move(n));
-  }
-  closedir(d);
-  return names;
-}
-
-}  // namespace
-
-void EmptyDirectory(const std::string& dir) {
-  for (const std::string& n : ListNames(dir)) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir + "/" + n, ec);
-  }
-}
-
 Result<std::unique_ptr<CacheDir>> CacheDir::Open(const std::string& dir) {
-  if (dir.empty()) return Status::InvalidArgument("cache_dir is empty");
-  KVFS_RETURN_IF_ERROR(MakePrivateDir(dir));
-  const std::string lock_path = dir + "/lock";
-  int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::FromErrno(errno, "open lock file " + lock_path);
+  KVFS_ASSIGN_OR_RETURN(PrivateDir root, PrivateDir::Open(dir, "cache_dir"));
+  KVFS_ASSIGN_OR_RETURN(int fd, root.OpenOwnFile("lock"));
+  const std::string lock_path = root.path() + "/lock";
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     char pid[32] = {0};
@@ -72,14 +52,15 @@ Result<std::unique_ptr<CacheDir>> CacheDir::Open(const std::string& dir) {
     }
     return Status::FromErrno(err, "lock " + lock_path);
   }
+  // Safe to truncate: fd is kvfs's own regular file with one link (OpenOwnFile), not a symlink.
   std::string pid = std::to_string(getpid()) + "\n";
   Status pid_st = ftruncate(fd, 0) == 0 ? PwriteFull(fd, pid.data(), pid.size(), 0, lock_path)
                                         : Status::FromErrno(errno, "truncate " + lock_path);
   if (!pid_st.ok()) spdlog::warn("cache: cannot record pid: {}", pid_st.message());
-  std::unique_ptr<CacheDir> cd(new CacheDir(dir, fd));
-  KVFS_RETURN_IF_ERROR(MakePrivateDir(cd->data_dir()));
-  KVFS_RETURN_IF_ERROR(MakePrivateDir(cd->spool_dir()));
-  EmptyDirectory(cd->spool_dir());  // spool files of a crashed run were never adopted
+  std::unique_ptr<CacheDir> cd(new CacheDir(std::move(root), fd));  // closes fd on every return
+  KVFS_ASSIGN_OR_RETURN(cd->data_, cd->root_.OpenSubdir("data"));
+  KVFS_ASSIGN_OR_RETURN(PrivateDir spool, cd->root_.OpenSubdir("spool"));
+  spool.RemoveOwnFiles(IsSpoolFileName);  // spool files of a crashed run were never adopted
   return cd;
 }
 
@@ -90,16 +71,22 @@ CacheDir::~CacheDir() {
 ScanResult CacheDir::Scan() {
   ScanResult out;
   std::unordered_map<std::string, size_t> by_key;  // key -> index in out.entries
+  const int dfd = data_.fd();
+  // Only kvfs's own names reach here, and unlinkat removes a name, never what a link points to.
   auto drop = [&](const std::string& name, const std::string& why) {
     spdlog::info("cache: dropping {}/{}: {}", data_dir(), name, why);
-    std::error_code ec;
-    std::filesystem::remove_all(DataPath(name), ec);
+    if (unlinkat(dfd, name.c_str(), 0) != 0 && errno != ENOENT) {
+      spdlog::warn("cache: cannot remove {}: {}", DataPath(name), strerror(errno));
+    }
     out.dropped++;
   };
-  for (const std::string& name : ListNames(data_dir())) {
+  std::string first_foreign;
+  for (const std::string& name : data_.List()) {
     ParsedName pn;
-    if (!ParseEntryFileName(name, &pn)) {
-      drop(name, "not a cache entry");
+    struct stat st;
+    if (!ParseEntryFileName(name, &pn) ||
+        fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+      if (out.foreign++ == 0) first_foreign = name;
       continue;
     }
     if (pn.gen > out.max_gen) out.max_gen = pn.gen;
@@ -107,12 +94,11 @@ ScanResult CacheDir::Scan() {
       drop(name, "partial fill");
       continue;
     }
-    int fd = open(DataPath(name).c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
       drop(name, strerror(errno));
       continue;
     }
-    struct stat st;
     Result<EntryMeta> meta = fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
                                  ? ReadTrailer(fd, static_cast<uint64_t>(st.st_size))
                                  : Result<EntryMeta>(Status::DataLoss("not a regular file"));
@@ -135,6 +121,12 @@ ScanResult CacheDir::Scan() {
       if (se.gen > old.gen) std::swap(se, old);
       drop(se.file_name, "older copy of key " + se.meta.key);
     }
+  }
+  if (out.foreign > 0) {
+    spdlog::warn(
+        "cache: left {} entr{} in {} that kvfs did not create in place (e.g. '{}'); "
+        "kvfs only removes its own files",
+        out.foreign, out.foreign == 1 ? "y" : "ies", data_dir(), first_foreign);
   }
   return out;
 }

@@ -4,17 +4,26 @@
 // Layout:  <dir>/lock    flock'ed by the owning process (holds its pid, for the error message)
 //          <dir>/data/   entry files (see entry_format.h)
 //          <dir>/spool/  scratch space for the filesystem's write spool, on the same filesystem
-//                        as data/ so a finished spool file can be renamed into the cache; emptied
-//                        at start
+//                        as data/ so a finished spool file can be renamed into the cache; the
+//                        spool files of an earlier run are removed at start
+//
+// kvfs often runs as root in a directory such as /dev/shm/kvfs that any user could have created
+// first, so the directory is opened as a PrivateDir (private_dir.h): no symlink is followed
+// anywhere under it, one owned by another user or writable by group/others is refused with a
+// message naming it and the fix, and `lock` is opened with O_NOFOLLOW and checked before it is
+// truncated. kvfs deletes only what it created: regular files named like its entries in data/
+// (see entry_format.h) and like its spool files in spool/; anything else is left and logged.
 //
 // Thread-compatible: Open and Scan run before the cache is shared.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cache/entry_format.h"
+#include "cache/private_dir.h"
 #include "src/base/status.h"
 
 namespace kvfs {
@@ -29,13 +38,15 @@ struct ScannedEntry {
 struct ScanResult {
   std::vector<ScannedEntry> entries;  // valid trailers, one per key (the newest generation)
   uint64_t dropped = 0;               // partial fills, orphans, truncated or duplicate entries
+  uint64_t foreign = 0;               // names kvfs did not create: left in place
   uint64_t max_gen = 0;
 };
 
 class CacheDir {
  public:
   // Creates / fixes the directory and takes the lock. kAlreadyExists names the directory if
-  // another process holds it.
+  // another process holds it; kPermissionDenied / kInvalidArgument for a directory kvfs does not
+  // trust (see PrivateDir) or a `lock` that is a symlink or not kvfs's own regular file.
   static Result<std::unique_ptr<CacheDir>> Open(const std::string& dir);
   ~CacheDir();  // releases the lock
 
@@ -45,18 +56,27 @@ class CacheDir {
   std::string DataPath(const std::string& name) const { return dir_ + "/data/" + name; }
 
   // Reads every file in data/: keeps entries whose trailer is intact and whose size matches it;
-  // unlinks everything else (partial fills, foreign files, truncated entries, older generations
-  // of a key). Does not read the content: checksums are checked later (see ChunkCache).
+  // unlinks the rest of kvfs's own files (partial fills, truncated entries, older generations of
+  // a key). Names that are not entry names and anything but regular files are left in place.
+  // Does not read the content: checksums are checked later (see ChunkCache).
   ScanResult Scan();
 
  private:
-  CacheDir(std::string dir, int lock_fd) : dir_(std::move(dir)), lock_fd_(lock_fd) {}
-  std::string dir_;
+  CacheDir(PrivateDir root, int lock_fd)
+      : root_(std::move(root)), dir_(root_.path()), lock_fd_(lock_fd) {}
+  PrivateDir root_;
+  PrivateDir data_;  // data/, opened by Open
+  std::string dir_;  // root_.path(): symlinks above it resolved
   int lock_fd_;
 };
 
-// Removes every entry of a directory (not recursive into subdirectories' subdirectories: the spool
-// holds plain files). Best effort.
-void EmptyDirectory(const std::string& dir);
+// True for the names the filesystem's write spool gives its files ("spool-<pid>-<n>", see
+// fs/local_file.cc): the only names kvfs removes from a spool directory.
+bool IsSpoolFileName(std::string_view name);
+
+// Opens (creating it private if missing) a write-spool directory, checked like the cache
+// directory (PrivateDir), and removes the spool files an earlier run left there. `setting` names
+// the setting in messages ("spool_dir").
+Status PrepareSpoolDir(const std::string& dir, const std::string& setting);
 
 }  // namespace kvfs

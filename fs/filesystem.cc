@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "cache/cache_dir.h"
 #include "fs/process_state.h"
 
 namespace kvfs {
@@ -20,17 +21,9 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Create(std::shared_ptr<ObjectSto
                                                        std::shared_ptr<ChunkReader> reader,
                                                        FsOptions options, SteadyClock clock) {
   KVFS_RETURN_IF_ERROR(options.Validate());
-  std::error_code ec;
-  std::filesystem::create_directories(options.spool_dir, ec);
-  if (ec) {
-    return Status::IoError("cannot create spool_dir " + options.spool_dir + ": " + ec.message());
-  }
-  // Spool files left by a previous run are incomplete writes that were never acknowledged.
-  for (const auto& e : std::filesystem::directory_iterator(options.spool_dir, ec)) {
-    if (e.path().filename().string().rfind("spool-", 0) == 0) {
-      std::filesystem::remove(e.path(), ec);
-    }
-  }
+  // Creates it private without following symlinks, refuses one another user controls, and removes
+  // only the spool files of an earlier run (cache_dir.h).
+  KVFS_RETURN_IF_ERROR(PrepareSpoolDir(options.spool_dir, "spool_dir"));
   return std::unique_ptr<Filesystem>(
       new Filesystem(std::move(store), std::move(reader), std::move(options), std::move(clock)));
 }

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -486,7 +487,15 @@ fuse_lowlevel_ops MakeOps() {
 int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOptions& options,
                    std::function<void()> on_mounted) {
   std::string opts = "fsname=" + options.fsname + ",subtype=kvfs";
-  if (options.allow_other) opts += ",allow_other";
+  if (options.allow_other) {
+    // kvfs makes no access checks of its own: with other users on the mount, the kernel must
+    // check the modes and owner it reports (FsOptions uid, gid, file_mode, dir_mode).
+    opts += ",allow_other";
+    if (std::find(options.extra_mount_options.begin(), options.extra_mount_options.end(),
+                  "default_permissions") == options.extra_mount_options.end()) {
+      opts += ",default_permissions";
+    }
+  }
   if (options.max_read > 0) opts += ",max_read=" + std::to_string(options.max_read);
   for (const auto& o : options.extra_mount_options) opts += "," + o;
   std::vector<std::string> argv_s = {"kvfs", "-o", opts};

@@ -15,6 +15,7 @@ struct FuseOptions {
   // Worker threads of the multithreaded session loop (uploads block one worker each).
   int max_threads = 32;
   // Let users other than the mounting one use the mount (needs user_allow_other for non-root).
+  // Implies default_permissions: the kernel checks the reported owner and modes.
   bool allow_other = false;
   // Shown in /proc/mounts as the source ("kvfs" or e.g. "s3://bucket/prefix").
   std::string fsname = "kvfs";

@@ -5,6 +5,7 @@
 
 #include "src/config_keys.h"
 #include "src/config_values.h"
+#include "src/config_warnings.h"
 
 #ifndef KVFS_VERSION
 #define KVFS_VERSION "unknown"
@@ -283,8 +284,13 @@ Result<KvfsConfig> ResolveConfig(const CommandLine& cmd, const EnvLookup& getenv
     Status st = ApplySourceUrl(cmd.source, /*lmcache_form=*/false, &config);
     if (!st.ok()) return Status::InvalidArgument("command line: SOURCE: " + st.message());
   }
+  std::set<std::string> secrets_warned;
   for (const auto& [key, value] : cmd.settings) {
     KVFS_RETURN_IF_ERROR(ApplyConfigValue(key, value, "command line", &config));
+    const ConfigKey* k = FindConfigKey(key);
+    if (k != nullptr && k->secret && secrets_warned.insert(key).second) {
+      config.warnings.push_back(SecretOnCommandLineWarning(key));
+    }
   }
   if (cmd.debug) config.log_level = "debug";
   if (cmd.command == Command::kMount && !cmd.dump_config &&

@@ -6,6 +6,7 @@
 #include "src/config.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -19,6 +20,7 @@
 
 #include "src/config_keys.h"
 #include "src/config_values.h"
+#include "src/config_warnings.h"
 
 namespace kvfs {
 namespace {
@@ -160,9 +162,13 @@ class FileParser {
         continue;
       }
       KVFS_RETURN_IF_ERROR(ApplyKey(*e.key, e.value, e.display, source_, config));
+      if (e.key->secret && !Trim(e.value.scalar).empty()) secrets_.push_back(e.display);
     }
     return Status::OK();
   }
+
+  // The secret keys the file set, as written in it (for ReadableSecretFileWarning).
+  const std::vector<std::string>& secrets() const { return secrets_; }
 
  private:
   using Handler = Status (FileParser::*)(const std::string& name, const YAML::Node& value,
@@ -279,6 +285,7 @@ class FileParser {
 
   std::string source_;
   std::vector<Entry> entries_;
+  std::vector<std::string> secrets_;
   std::map<std::string, int> inflight_;
 };
 
@@ -293,8 +300,11 @@ std::string DefaultCacheDir() {
   return "/tmp/kvfs-" + std::to_string(geteuid());
 }
 
-Status ApplyConfigYaml(const std::string& yaml_text, const std::string& source_name,
-                       KvfsConfig* config) {
+namespace {
+
+// ApplyConfigYaml, also returning the secret keys the text set.
+Status ApplyYaml(const std::string& yaml_text, const std::string& source_name, KvfsConfig* config,
+                 std::vector<std::string>* secrets) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -313,11 +323,20 @@ Status ApplyConfigYaml(const std::string& yaml_text, const std::string& source_n
     KvfsConfig updated = *config;  // all or nothing
     KVFS_RETURN_IF_ERROR(parser.Apply(&updated));
     *config = std::move(updated);
+    *secrets = parser.secrets();
     return Status::OK();
   } catch (const YAML::Exception& e) {
     // E.g. a mapping used as a key; yaml-cpp reports it only when the node is read.
     return Status::InvalidArgument(source_name + ": unusable YAML: " + e.msg);
   }
+}
+
+}  // namespace
+
+Status ApplyConfigYaml(const std::string& yaml_text, const std::string& source_name,
+                       KvfsConfig* config) {
+  std::vector<std::string> secrets;
+  return ApplyYaml(yaml_text, source_name, config, &secrets);
 }
 
 Status ApplyConfigFile(const std::string& path, KvfsConfig* config) {
@@ -326,8 +345,14 @@ Status ApplyConfigFile(const std::string& path, KvfsConfig* config) {
   std::stringstream text;
   text << in.rdbuf();
   if (in.bad()) return Status::FromErrno(errno, path + ": cannot read config file");
-  KVFS_RETURN_IF_ERROR(ApplyConfigYaml(text.str(), path, config));
+  std::vector<std::string> secrets;
+  KVFS_RETURN_IF_ERROR(ApplyYaml(text.str(), path, config, &secrets));
   config->config_files.push_back(path);
+  struct stat st;
+  if (!secrets.empty() && stat(path.c_str(), &st) == 0) {
+    std::string warning = ReadableSecretFileWarning(path, st.st_mode, secrets);
+    if (!warning.empty()) config->warnings.push_back(std::move(warning));
+  }
   return Status::OK();
 }
 

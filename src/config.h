@@ -73,7 +73,12 @@ struct KvfsConfig {
   // --- FUSE ---
   bool page_cache = false;   // let the kernel cache chunk pages too (FsOptions::page_cache)
   uint64_t statfs_size = 0;  // size statfs reports; 0: cache_size
-  bool allow_other = false;
+  bool allow_other = false;  // also turns on default_permissions: the kernel checks the modes
+  // Owner and permission bits of every chunk file and directory (no per-file ownership is kept):
+  // uid/gid -1 = the user/group kvfs runs as; files 0666 & ~umask, directories 0777 & ~umask.
+  int64_t uid = -1;
+  int64_t gid = -1;
+  uint32_t umask = 022;
   bool read_only = false;
   int fuse_threads = 16;  // max threads of the multithreaded session loop
   uint64_t max_read = 0;  // max bytes per read request; 0: the kernel's/libfuse's default
@@ -81,6 +86,9 @@ struct KvfsConfig {
 
   // Config files that were read, in order (for messages and --dump-config).
   std::vector<std::string> config_files;
+  // Settings found unsafe while resolving (a secret on the command line, in a config file others
+  // can read): logged once when the mount starts. They name settings and files, never values.
+  std::vector<std::string> warnings;
 };
 
 // Where the cache lives when cache_dir is empty: /var/cache/kvfs for root, else

@@ -4,6 +4,7 @@
 #include "src/config.h"
 #include "src/config_keys.h"
 #include "src/config_values.h"
+#include "src/config_warnings.h"
 
 namespace kvfs {
 namespace {
@@ -59,6 +60,7 @@ std::string DumpConfig(const KvfsConfig& config) {
   if (!config.s3.credentials.source.empty()) {
     text += "# credentials from " + config.s3.credentials.source + "\n";
   }
+  for (const std::string& w : SecurityWarnings(config)) text += "# warning: " + w + "\n";
   return text + out.c_str() + "\n";
 }
 

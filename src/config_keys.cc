@@ -1,6 +1,8 @@
 #include "src/config_keys.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 #include <utility>
 
 #include "src/config_values.h"
@@ -214,6 +216,41 @@ ConfigKey StringListKey(std::string name, Field<std::vector<std::string>> field)
   return k;
 }
 
+// A user or group id: -1 (kvfs's own) or 0 .. 2^32-2 ((uid_t)-1 is reserved).
+ConfigKey IdKey(std::string name, Field<int64_t> field) {
+  ConfigKey k;
+  k.name = name;
+  k.set = [field](KvfsConfig& c, const RawValue& v, const std::string&) {
+    auto n = ParseInt(v.scalar, -1, 4'294'967'294);
+    if (!n) return Quote(v.scalar) + " is not a numeric id (-1 for kvfs's own, or 0 to 4294967294)";
+    field(c) = *n;
+    return std::string();
+  };
+  k.get = [field](const KvfsConfig& c) { return Scalar(std::to_string(Read(field, c))); };
+  return k;
+}
+
+// Permission bits in octal, as umask(1) and mount options take them ("022", "0027").
+ConfigKey OctalModeKey(std::string name, Field<uint32_t> field) {
+  ConfigKey k;
+  k.name = name;
+  k.set = [field](KvfsConfig& c, const RawValue& v, const std::string&) {
+    std::string_view s = Trim(v.scalar);
+    if (s.empty() || s.size() > 4 || s.find_first_not_of("01234567") != std::string_view::npos ||
+        std::stoul(std::string(s), nullptr, 8) > 0777) {
+      return Quote(v.scalar) + " is not an octal mode from 000 to 0777 (e.g. 022)";
+    }
+    field(c) = static_cast<uint32_t>(std::stoul(std::string(s), nullptr, 8));
+    return std::string();
+  };
+  k.get = [field](const KvfsConfig& c) {
+    char buf[8];
+    std::snprintf(buf, sizeof(buf), "%04o", Read(field, c));
+    return Scalar(buf);
+  };
+  return k;
+}
+
 // Keys whose parsing is not one of the common types.
 ConfigKey SourceKey() {
   ConfigKey k;
@@ -407,6 +444,12 @@ std::vector<ConfigKey> BuildTable() {
       "statfs_size", [](KvfsConfig & c) -> auto& { return c.statfs_size; }, 0, kMaxSize));
   t.push_back(BoolKey(
       "allow_other", [](KvfsConfig & c) -> auto& { return c.allow_other; }));
+  t.push_back(IdKey(
+      "uid", [](KvfsConfig & c) -> auto& { return c.uid; }));
+  t.push_back(IdKey(
+      "gid", [](KvfsConfig & c) -> auto& { return c.gid; }));
+  t.push_back(OctalModeKey(
+      "umask", [](KvfsConfig & c) -> auto& { return c.umask; }));
   t.push_back(BoolKey(
       "read_only", [](KvfsConfig & c) -> auto& { return c.read_only; }));
   t.push_back(IntKey(

@@ -12,8 +12,10 @@
 #include <string>
 
 #include "cache/chunk_cache.h"
-#include "fs/read/direct_reader.h"
 #include "fs/fuse_adapter.h"
+#include "fs/read/cached_reader.h"
+#include "fs/read/direct_reader.h"
+#include "src/config_warnings.h"
 #include "src/daemonize.h"
 #include "src/logging.h"
 #include "src/recovery.h"
@@ -44,6 +46,10 @@ FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix) {
   o.upload_while_writing = c.upload_while_writing;
   o.page_cache = c.page_cache;
   o.statfs_total_bytes = c.statfs_size != 0 ? c.statfs_size : c.cache_size;
+  if (c.uid >= 0) o.uid = static_cast<uid_t>(c.uid);
+  if (c.gid >= 0) o.gid = static_cast<gid_t>(c.gid);
+  o.file_mode = 0666 & ~c.umask;
+  o.dir_mode = 0777 & ~c.umask;
   return o;
 }
 
@@ -133,6 +139,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     std::fprintf(stderr, "kvfs: mount point %s is not a directory\n", cmd.mountpoint.c_str());
     return 1;
   }
+  LogSecurityWarnings(config);  // on the terminal, before the daemon moves to syslog
   Daemonizer daemon;
   if (!cmd.foreground) {
     daemon.Start();  // before any thread exists

@@ -63,11 +63,11 @@ class RecoveryTest : public ::testing::Test {
     Result<FillRef> partial = cache->StartFill("partial", 5000, "e");
     ASSERT_TRUE(partial.ok());
     std::filesystem::copy_file(EntryPath(dir_.path(), "partial"),
-                               dir_.path() + "/data/partial-copy");  // a foreign file
+                               dir_.path() + "/data/partial-copy");  // not kvfs's: kept
     ASSERT_EQ(link(EntryPath(dir_.path(), "partial").c_str(),
                    (dir_.path() + "/data/" + FillFileName(KeyHash("partial"), 999)).c_str()),
               0);
-    testing::WriteFile(cache->spool_dir() + "/leftover", "spooled");
+    testing::WriteFile(cache->spool_dir() + "/spool-1-1", "spooled");
   }
   static std::string Key(int i) { return "model@1@0@" + std::to_string(i) + "@bf16.pt"; }
   TempDir dir_;
@@ -84,10 +84,11 @@ TEST_F(RecoveryTest, IntactEntriesSurviveARestart) {
     ASSERT_TRUE(e.has_value()) << i;
     EXPECT_EQ(ReadAll(e->fd(), 5000), Pattern(5000, i));
   }
-  // Partial fills and foreign files are gone; so is the old spool.
-  EXPECT_EQ(CountFiles(dir_.path() + "/data"), 4u);
+  // Partial fills are gone, and so is the old spool; the file kvfs did not create is kept.
+  EXPECT_EQ(CountFiles(dir_.path() + "/data"), 5u);
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/data/partial-copy"));
   EXPECT_EQ(CountFiles(cache->spool_dir()), 0u);
-  EXPECT_GE(s.recovery_dropped, 2u);
+  EXPECT_GE(s.recovery_dropped, 1u);  // the partial fill; partial-copy is not kvfs's to drop
 }
 
 TEST_F(RecoveryTest, CorruptedTruncatedEntriesAreDroppedNotServed) {
@@ -107,7 +108,7 @@ TEST_F(RecoveryTest, CorruptedTruncatedEntriesAreDroppedNotServed) {
   s = cache->Stats();
   EXPECT_EQ(s.verify_failures, 1u);
   EXPECT_EQ(s.entries, 1u);
-  EXPECT_EQ(CountFiles(dir_.path() + "/data"), 1u);
+  EXPECT_EQ(CountFiles(dir_.path() + "/data"), 2u);  // and partial-copy, not kvfs's
   // The dropped key can be filled again.
   ASSERT_TRUE(Fill(cache.get(), Key(1), Pattern(5000, 1), "etag1").ok());
   EXPECT_TRUE(cache->Lookup(Key(1), 5000, "etag1").has_value());

@@ -336,5 +336,34 @@ TEST(ConfigTest, ApplyConfigValueUnknownKey) {
   EXPECT_EQ(st.code(), StatusCode::kNotFound);
 }
 
+// Owner and modes of the files the mount shows (issue 12): numeric ids, an octal umask.
+TEST(ConfigTest, OwnerAndUmaskKeys) {
+  KvfsConfig c;
+  EXPECT_EQ(c.uid, -1);
+  EXPECT_EQ(c.gid, -1);
+  EXPECT_EQ(c.umask, 022u);
+  ASSERT_TRUE(ApplyConfigValue("uid", "1000", "command line", &c).ok());
+  ASSERT_TRUE(ApplyConfigValue("gid", "4294967294", "command line", &c).ok());
+  ASSERT_TRUE(ApplyConfigValue("umask", "0027", "command line", &c).ok());
+  EXPECT_EQ(c.uid, 1000);
+  EXPECT_EQ(c.gid, 4294967294);
+  EXPECT_EQ(c.umask, 027u);
+  ASSERT_TRUE(ApplyConfigValue("umask", "7", "command line", &c).ok());
+  EXPECT_EQ(c.umask, 07u);
+  EXPECT_NE(DumpConfig(c).find("\numask: 0007\n"), std::string::npos) << DumpConfig(c);
+  EXPECT_EQ(ApplyConfigValue("uid", "alice", "command line", &c).message(),
+            "command line: key 'uid': 'alice' is not a numeric id (-1 for kvfs's own, or 0 to "
+            "4294967294)");
+  for (const char* bad : {"0999", "8", "01777", "", "-1"}) {
+    EXPECT_EQ(ApplyConfigValue("umask", bad, "command line", &c).message(),
+              std::string("command line: key 'umask': '") + bad +
+                  "' is not an octal mode from 000 to 0777 (e.g. 022)");
+  }
+  auto f = ParseConfig("uid: 0\ngid: 0\numask: 077\n", kFile);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->uid, 0);
+  EXPECT_EQ(f->umask, 077u);
+}
+
 }  // namespace
 }  // namespace kvfs

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "objstore/s3/s3_admin.h"
+#include "tests/support/s3_admin.h"
 
 namespace kvfs {
 namespace {

@@ -28,9 +28,9 @@
 
 #include "fs/fuse_adapter.h"
 #include "objstore/dir/dir_store.h"
-#include "objstore/s3/s3_admin.h"
 #include "objstore/s3/s3_store.h"
 #include "src/mount.h"
+#include "tests/support/s3_admin.h"
 
 namespace {
 

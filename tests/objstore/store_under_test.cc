@@ -5,9 +5,9 @@
 #include <iostream>
 
 #include "objstore/dir/dir_store.h"
-#include "objstore/s3/s3_admin.h"
 #include "objstore/s3/s3_store.h"
 #include "tests/fakes/memory_store.h"
+#include "tests/support/s3_admin.h"
 
 namespace kvfs::testing {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "objstore/s3/s3_admin.h"
 #include "objstore/s3/s3_store.h"
+#include "tests/support/s3_admin.h"
 
 namespace kvfs {
 namespace {

@@ -1,4 +1,4 @@
-#include "objstore/s3/s3_admin.h"
+#include "tests/support/s3_admin.h"
 
 #include <unistd.h>
 
