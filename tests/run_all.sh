@@ -93,5 +93,6 @@ say "ctest (timeout ${TEST_TIMEOUT}s per test, -j$CTEST_JOBS)"
 rc=0
 ctest --test-dir "$BUILD" --output-on-failure --no-tests=error --timeout "$TEST_TIMEOUT" \
   -j"$CTEST_JOBS" "$@" || rc=$?
+[ "${KVFS_FUZZ_SECONDS:-60}" = 0 ] || bash "$ROOT/tests/fuzz/run.sh" || rc=$?  # libFuzzer, 60 s each
 if [ "$rc" -eq 0 ]; then say "PASSED"; else say "FAILED (ctest exit $rc)"; fi
 exit "$rc"

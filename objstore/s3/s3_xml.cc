@@ -68,8 +68,13 @@ std::string StripQuotes(std::string_view etag) {
 int64_t ParseIso8601(std::string_view s) {
   std::tm tm{};
   const std::string str(s);
-  if (std::sscanf(str.c_str(), "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
+  // Field widths keep sscanf's %d from overflowing; the ranges keep the arithmetic below (and
+  // timegm) in bounds whatever the server sends (found by tests/fuzz: year -2147483648).
+  if (std::sscanf(str.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6 ||
+      tm.tm_year < 1 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+      tm.tm_hour < 0 || tm.tm_hour > 24 || tm.tm_min < 0 || tm.tm_min > 59 || tm.tm_sec < 0 ||
+      tm.tm_sec > 60) {
     return 0;
   }
   tm.tm_year -= 1900;

@@ -149,5 +149,20 @@ TEST(Headers, StripQuotesAndDates) {
   EXPECT_EQ(ParseIso8601("garbage"), 0);
 }
 
+// Found by tests/fuzz (fuzz_s3_xml): a year that overflows int once 1900 is subtracted was UB.
+TEST(Headers, DatesOutOfRangeAreBadNotUndefined) {
+  EXPECT_EQ(ParseIso8601("-2147483648-01-01T00:00:00.000Z"), 0);
+  EXPECT_EQ(ParseIso8601("2024-2147483647-01T00:00:00Z"), 0);
+  EXPECT_EQ(ParseIso8601("99999999999-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(ParseIso8601("2024-13-01T00:00:00Z"), 0);
+  EXPECT_EQ(ParseIso8601("2009-10-12T17:50:30.000Z"), 1255369830);
+  Result<WriteResultDoc> copy = ParseCopyObjectResult(
+      "<CopyObjectResult><LastModified>-2147483648-01-01T00:00:00.000Z</LastModified>"
+      "<ETag>\"e\"</ETag></CopyObjectResult>");
+  ASSERT_TRUE(copy.ok());
+  EXPECT_EQ(copy->mtime_sec, 0);
+  EXPECT_EQ(copy->etag, "e");
+}
+
 }  // namespace
 }  // namespace kvfs::s3
