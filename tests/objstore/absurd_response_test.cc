@@ -36,19 +36,19 @@ std::string ListBody(const std::string& size) {
          size + "</Size><ETag>\"e\"</ETag></Contents></ListBucketResult>";
 }
 
+// One fake server for the whole suite, started on first use, stopped at exit.
+struct SharedServer {
+  SharedServer() : start(server.Start(KVFS_FAULT_SERVER_SCRIPT, kBucket)) {}
+  FaultServer server;
+  Status start;
+};
+
 class AbsurdResponseTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    server_ = new FaultServer();
-    start_status_ = new Status(server_->Start(KVFS_FAULT_SERVER_SCRIPT, kBucket));
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete start_status_;
-  }
-
   void SetUp() override {
-    ASSERT_TRUE(start_status_->ok()) << start_status_->ToString();
+    static SharedServer shared;
+    ASSERT_TRUE(shared.start.ok()) << shared.start.ToString();
+    server_ = &shared.server;
     ASSERT_TRUE(server_->Reset().ok());
     ASSERT_TRUE(server_->PutObject(kBucket, "obj", std::string(1000, 'x')).ok());
     S3Options o;
@@ -92,14 +92,10 @@ class AbsurdResponseTest : public ::testing::Test {
     return store_->Get(req, buf_.data());
   }
 
-  static FaultServer* server_;
-  static Status* start_status_;
+  FaultServer* server_ = nullptr;
   std::shared_ptr<ObjectStore> store_;
   std::string buf_;
 };
-
-FaultServer* AbsurdResponseTest::server_ = nullptr;
-Status* AbsurdResponseTest::start_status_ = nullptr;
 
 TEST_F(AbsurdResponseTest, HugeListingBodyIsRejectedNamingTheRequest) {
   // A valid document followed by 16 MiB of white space: valid XML, absurd size.
