@@ -97,5 +97,6 @@ ctest --test-dir "$BUILD" --output-on-failure --no-tests=error --timeout "$TEST_
   -j"$CTEST_JOBS" "$@" || rc=$?
 bash "$ROOT/tests/ci/thread_safety.sh" || rc=$?  # clang -Wthread-safety -Werror build
 bash "$ROOT/tests/ci/tsan.sh" || rc=$?           # ThreadSanitizer: unit and concurrency tests
+[ "${KVFS_FUZZ_SECONDS:-60}" = 0 ] || bash "$ROOT/tests/fuzz/run.sh" || rc=$?  # libFuzzer, 60 s each
 if [ "$rc" -eq 0 ]; then say "PASSED"; else say "FAILED (ctest exit $rc)"; fi
 exit "$rc"

@@ -13,10 +13,6 @@
 namespace kvfs::s3 {
 namespace {
 
-// Bodies we keep in memory are small XML documents (listings, errors); a bound protects against a
-// server that sends an object where we expected XML.
-constexpr size_t kMaxCollectedBody = 64 << 20;
-
 // curl_global_init is not thread-safe in every libcurl build; run it exactly once.
 CURLcode GlobalInitOnce() {
   static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -58,7 +54,8 @@ size_t OnWrite(char* data, size_t size, size_t n, void* user) {
     ex->sink_bytes += len;
     return len;
   }
-  if (ex->body.size() + len > kMaxCollectedBody) {
+  const size_t bound = code >= 200 && code < 300 ? kMaxCollectedBodyBytes : kMaxErrorBodyBytes;
+  if (ex->body.size() + len > bound) {
     ex->body_overflow = true;
     return 0;
   }

@@ -25,6 +25,13 @@
 
 namespace kvfs::s3 {
 
+// Bounds on the bodies the engine collects in memory (HttpExchange::body): a 2xx document is an XML
+// listing or multipart reply (a 1000-key listing of 1024-byte URL-encoded keys stays under 4 MiB),
+// an error document is a few hundred bytes. Past the bound the transfer is aborted with
+// body_overflow set, so a server sending an object or garbage costs at most this much memory.
+inline constexpr size_t kMaxCollectedBodyBytes = 8 << 20;
+inline constexpr size_t kMaxErrorBodyBytes = 64 << 10;
+
 // One HTTP request and its response. The caller fills the request part, the engine the response
 // part, then hands the whole object to `done` on the loop thread.
 struct HttpExchange {
@@ -53,7 +60,7 @@ struct HttpExchange {
   std::string curl_error;      // curl's error text when curl_code != CURLE_OK
   bool cancelled = false;      // the engine shut down before the transfer finished
   bool sink_refused = false;   // the sink returned false
-  bool body_overflow = false;  // collected body exceeded its bound
+  bool body_overflow = false;  // collected body exceeded its bound (kMax*BodyBytes)
   std::string upload_error;    // reading the upload body failed (pread)
   uint64_t sink_bytes = 0;     // bytes handed to the sink
 

@@ -163,9 +163,20 @@ Status S3Client::DefaultCheck(const S3Call& call, const HttpExchange& ex) const 
     return Status::IoError(call.operation + " " + S3Uri(options_.bucket, call.key) + ": " +
                            ex.upload_error);
   }
-  if (ex.body_overflow) {
+  if (ex.body_overflow && ex.http_status >= 200 && ex.http_status < 300) {
     return Status::Internal(call.operation + " " + S3Uri(options_.bucket, call.key) +
-                            ": response body too large");
+                            ": the response body is larger than " +
+                            std::to_string(kMaxCollectedBodyBytes >> 20) +
+                            " MiB, far more than any S3 document; not read further");
+  }
+  if (ex.body_overflow) {
+    // An error reply with a body past the bound: classified by its status alone (a 503 stays
+    // retryable), its document unread.
+    S3ErrorDoc doc;
+    doc.message =
+        "error body larger than " + std::to_string(kMaxErrorBodyBytes >> 10) + " KiB, not read";
+    doc.request_id = ex.Header("x-amz-request-id");
+    return MapHttpError(static_cast<int>(ex.http_status), doc, ctx);
   }
   if (ex.curl_code != CURLE_OK) {
     if (ex.curl_code == CURLE_OPERATION_TIMEDOUT && clock()->NowMs() + 50 >= call.deadline_ms) {

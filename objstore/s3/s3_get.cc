@@ -1,6 +1,7 @@
 #include "objstore/s3/s3_get.h"
 
 #include <cstring>
+#include <string_view>
 
 #include "objstore/s3/s3_xml.h"
 
@@ -48,8 +49,11 @@ Status OnHeaders(GetState* s, const HttpExchange& ex, const std::string& what) {
     // A full 200 body: the server ignored or did not need the Range.
     s->skip = s->attempt_start;
     const std::string len = ex.Header("content-length");
-    if (!len.empty())
-      s->object_size = static_cast<int64_t>(std::strtoull(len.c_str(), nullptr, 10));
+    uint64_t size = 0;
+    if (!len.empty() && !ParseObjectSize(len, &size)) {
+      return Status::Internal(what + ": invalid Content-Length '" + len.substr(0, 32) + "'");
+    }
+    if (!len.empty()) s->object_size = static_cast<int64_t>(size);
     // Fine when the whole object is what was asked for; otherwise the reply would carry bytes
     // that were not asked for (a 256 MiB body per 16 MiB part): refuse it with a clear reason.
     const bool ranged = s->attempt_start > 0 || s->req.length != GetRequest::kToEnd;
@@ -70,12 +74,26 @@ Status OnHeaders(GetState* s, const HttpExchange& ex, const std::string& what) {
 }  // namespace
 
 bool ParseContentRange(const std::string& value, uint64_t* first, uint64_t* last, int64_t* total) {
-  unsigned long long a = 0, b = 0;
-  char tot[32] = {0};
-  if (std::sscanf(value.c_str(), "bytes %llu-%llu/%31s", &a, &b, tot) != 3 || b < a) return false;
+  // Strict: "bytes A-B/T" or "bytes A-B/*" with plain decimals (no sign, no wrap-around of "-1"
+  // or of values past 2^63-1), A <= B < T.
+  std::string_view v(value);
+  if (!v.starts_with("bytes ")) return false;
+  v.remove_prefix(6);
+  const size_t dash = v.find('-');
+  const size_t slash = v.find('/');
+  if (dash == std::string_view::npos || slash == std::string_view::npos || slash < dash) {
+    return false;
+  }
+  uint64_t a = 0, b = 0, t = 0;
+  const std::string_view tot = v.substr(slash + 1);
+  if (!ParseObjectSize(v.substr(0, dash), &a) ||
+      !ParseObjectSize(v.substr(dash + 1, slash - dash - 1), &b) || b < a ||
+      (tot != "*" && (!ParseObjectSize(tot, &t) || t <= b))) {
+    return false;
+  }
   *first = a;
   *last = b;
-  *total = tot[0] == '*' ? -1 : static_cast<int64_t>(std::strtoull(tot, nullptr, 10));
+  *total = tot == "*" ? -1 : static_cast<int64_t>(t);
   return true;
 }
 

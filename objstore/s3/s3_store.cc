@@ -18,7 +18,6 @@ namespace s3 {
 ObjectInfo InfoFromHeaders(const std::string& key, const HttpExchange& ex) {
   ObjectInfo info;
   info.key = key;
-  info.size = std::strtoull(ex.Header("content-length").c_str(), nullptr, 10);
   info.etag = StripQuotes(ex.Header("etag"));
   std::string when = ex.Header("last-modified");
   if (when.empty()) when = ex.Header("date");
@@ -46,12 +45,18 @@ void S3Store::HeadAsync(const std::string& key, std::function<void(Result<Object
   call->operation = "HEAD";
   call->method = "HEAD";
   call->key = key;
-  call->done = [key, done = std::move(done)](Status st, std::unique_ptr<HttpExchange> ex) {
-    if (!st.ok()) {
-      done(std::move(st));
-    } else {
-      done(InfoFromHeaders(key, *ex));
+  call->done = [key, bucket = client_->options().bucket, done = std::move(done)](
+                   Status st, std::unique_ptr<HttpExchange> ex) {
+    if (!st.ok()) return done(std::move(st));
+    ObjectInfo info = InfoFromHeaders(key, *ex);
+    // The size becomes a file's size: a missing, negative or overflowing one is refused, not
+    // turned into 0 or 2^64-1.
+    const std::string len = ex->Header("content-length");
+    if (!ParseObjectSize(len, &info.size)) {
+      return done(Status::Internal("HEAD " + S3Uri(bucket, key) + ": invalid Content-Length '" +
+                                   len.substr(0, 32) + "' in the reply"));
     }
+    done(std::move(info));
   };
   client_->Execute(std::move(call));
 }

@@ -52,7 +52,8 @@ class S3Store : public ObjectStore {
   std::unique_ptr<S3Client> client_;
 };
 
-// ObjectInfo from the headers of a HEAD/PUT/GET response.
+// ObjectInfo from the headers of a HEAD/PUT/GET response; the size is left 0 for the caller (only
+// a HEAD's Content-Length is the object's size, see HeadAsync).
 ObjectInfo InfoFromHeaders(const std::string& key, const HttpExchange& ex);
 
 // The ETag S3 gives a multipart object: hex MD5 of the concatenated binary part MD5s, "-", part

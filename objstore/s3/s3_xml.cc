@@ -2,6 +2,8 @@
 
 #include <tinyxml2.h>
 
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 
@@ -32,6 +34,10 @@ Status ParseDoc(std::string_view body, const char* root_name, XMLDocument* doc,
   return Status::OK();
 }
 
+// Opaque tokens we send back in a query (UploadId, NextContinuationToken): S3's are a few hundred
+// bytes at most; a longer one is a broken reply, not something to put into every request.
+constexpr size_t kMaxTokenBytes = 8192;
+
 bool IsTrue(const std::string& s) { return s == "true" || s == "True" || s == "1"; }
 
 int HexVal(char c) {
@@ -58,6 +64,16 @@ Result<WriteResultDoc> ParseWriteResult(std::string_view body, const char* root_
 
 }  // namespace
 
+bool ParseObjectSize(std::string_view s, uint64_t* out) {
+  uint64_t v = 0;
+  const char* end = s.data() + s.size();
+  // from_chars takes no sign, no space, no "0x"; it reports overflow past 2^64-1.
+  auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  if (s.empty() || ec != std::errc() || ptr != end || v > uint64_t{INT64_MAX}) return false;
+  *out = v;
+  return true;
+}
+
 std::string StripQuotes(std::string_view etag) {
   if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
     etag = etag.substr(1, etag.size() - 2);
@@ -68,8 +84,13 @@ std::string StripQuotes(std::string_view etag) {
 int64_t ParseIso8601(std::string_view s) {
   std::tm tm{};
   const std::string str(s);
-  if (std::sscanf(str.c_str(), "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
+  // Field widths keep sscanf's %d from overflowing; the ranges keep the arithmetic below (and
+  // timegm) in bounds whatever the server sends (found by tests/fuzz: year -2147483648).
+  if (std::sscanf(str.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6 ||
+      tm.tm_year < 1 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+      tm.tm_hour < 0 || tm.tm_hour > 24 || tm.tm_min < 0 || tm.tm_min > 59 || tm.tm_sec < 0 ||
+      tm.tm_sec > 60) {
     return 0;
   }
   tm.tm_year -= 1900;
@@ -119,7 +140,12 @@ Result<ListResult> ParseListObjectsV2(std::string_view body) {
        c = c->NextSiblingElement("Contents")) {
     ObjectInfo info;
     info.key = decode(Text(c, "Key"));
-    info.size = std::strtoull(Text(c, "Size").c_str(), nullptr, 10);
+    const std::string size = Text(c, "Size");
+    if (!ParseObjectSize(size, &info.size)) {
+      return Status::Internal("S3 listing: object '" + info.key.substr(0, 256) +
+                              "' has an invalid <Size> '" + size.substr(0, 32) + "' (expected 0.." +
+                              std::to_string(INT64_MAX) + ")");
+    }
     info.etag = StripQuotes(Text(c, "ETag"));
     info.mtime_sec = ParseIso8601(Text(c, "LastModified"));
     out.objects.push_back(std::move(info));
@@ -133,6 +159,11 @@ Result<ListResult> ParseListObjectsV2(std::string_view body) {
   if (out.truncated && out.next_continuation_token.empty()) {
     return Status::Internal("S3 listing is truncated but has no NextContinuationToken");
   }
+  if (out.next_continuation_token.size() > kMaxTokenBytes) {
+    return Status::Internal("S3 listing has a NextContinuationToken of " +
+                            std::to_string(out.next_continuation_token.size()) +
+                            " bytes (at most " + std::to_string(kMaxTokenBytes) + " expected)");
+  }
   return out;
 }
 
@@ -143,6 +174,11 @@ Result<std::string> ParseInitiateMultipartUpload(std::string_view body) {
   if (!st.ok()) return st;
   std::string id = Text(root, "UploadId");
   if (id.empty()) return Status::Internal("InitiateMultipartUploadResult without UploadId");
+  if (id.size() > kMaxTokenBytes) {
+    return Status::Internal("InitiateMultipartUploadResult has an UploadId of " +
+                            std::to_string(id.size()) + " bytes (at most " +
+                            std::to_string(kMaxTokenBytes) + " expected)");
+  }
   return id;
 }
 

@@ -2,6 +2,7 @@
 // thread-safe. Parsers return kInternal naming the document when the XML is malformed.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,9 @@ Result<UploadList> ParseListMultipartUploads(std::string_view body);
 std::string BuildCompleteMultipartXml(const std::vector<CompletedPart>& parts);
 
 // Helpers shared with header parsing.
+// A size as S3 sends it (<Size>, Content-Length): decimal digits only, at most 2^63-1 (the largest
+// file size, off_t). False for anything else: "-1", "18446744073709551616", "12abc", "".
+bool ParseObjectSize(std::string_view s, uint64_t* out);
 std::string StripQuotes(std::string_view etag);  // "\"abc\"" -> "abc"
 int64_t ParseIso8601(std::string_view s);        // "2009-10-12T17:50:30.000Z" -> Unix s; 0 if bad
 std::string UrlDecode(std::string_view s);       // %XX and '+' (as S3's encoding-type=url uses)

@@ -12,14 +12,17 @@ usage: fault_server.py [--bucket NAME ...]   prints "PORT <n>" on stdout once li
 Control API (plain HTTP, outside any bucket):
   POST /__fault/rules   JSON list of rules, appended; each rule:
         {"method": "GET", "key": "substring", "query": "substring", "count": 1,   (count -1: always)
-         "action": "status" | "reset" | "truncate" | "stall" | "ignore_range" |
+         "action": "status" | "reset" | "truncate" | "stall" | "ignore_range" | "canned" |
                    "repeat_token" | "never_end",   (LIST: the listing never advances / never
                                                     ends: same token back / a new one each page)
          "status": 503, "code": "SlowDown",          (for "status")
          "after": false,                             (status after applying the request)
          "after_bytes": 0,                           (reset/truncate/stall: body bytes sent first)
          "seconds": 30,                              (stall duration)
-         "replace_with": "hex"}                      (after the fault, replace the object's bytes)
+         "replace_with": "hex",                      (after the fault, replace the object's bytes)
+         "body": "text", "pad_bytes": 0,             ("canned": this reply instead of the real
+         "headers": {}, "content_length": "-1"}       one - status, body plus pad_bytes spaces,
+                                                      extra headers, a Content-Length override)
   POST /__fault/reset   drop rules, request log and objects (buckets stay)
   POST /__fault/clear_rules   drop the rules only (an outage ends; objects stay)
   GET  /__fault/log     JSON list of requests: {"method", "path", "query", "range", "if_match",
@@ -150,6 +153,8 @@ class Handler(BaseHTTPRequestHandler):
         action = rule["action"] if rule else ""
         self.record(action)
         data = self.body() if self.command in ("PUT", "POST") else b""
+        if action == "canned":
+            return self.canned(rule)
         if action == "status" and not rule.get("after"):
             return self.error(rule.get("status", 503), rule.get("code", "SlowDown"), "injected")
         if action == "reset" and self.command != "GET":
@@ -201,6 +206,26 @@ class Handler(BaseHTTPRequestHandler):
                     data, etag_of(data), time.time())
             return self.reply(200)
         return self.reply(404)
+
+    def canned(self, rule):
+        """A scripted reply: huge bodies (streamed, never held) and bogus sizes."""
+        body, pad = rule.get("body", "").encode(), rule.get("pad_bytes", 0)
+        self.send_response(rule.get("status", 200))
+        for k, v in rule.get("headers", {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", rule.get("content_length", str(len(body) + pad)))
+        self.end_headers()
+        if self.command != "HEAD":
+            try:
+                self.wfile.write(body)
+                filler = b" " * 65536
+                while pad > 0:
+                    self.wfile.write(filler[:min(pad, len(filler))])
+                    pad -= len(filler)
+            except (ConnectionError, BrokenPipeError):
+                self.close_connection = True  # the client gave up on the body, as it should
+        if "content_length" in rule:  # the length was a lie: the connection cannot be reused
+            self.kill_connection(rst=False)
 
     def get_object(self, bucket, key, rule):
         st = self.server.state

@@ -149,5 +149,80 @@ TEST(Headers, StripQuotesAndDates) {
   EXPECT_EQ(ParseIso8601("garbage"), 0);
 }
 
+// Found by tests/fuzz (fuzz_s3_xml): a year that overflows int once 1900 is subtracted was UB.
+TEST(Headers, DatesOutOfRangeAreBadNotUndefined) {
+  EXPECT_EQ(ParseIso8601("-2147483648-01-01T00:00:00.000Z"), 0);
+  EXPECT_EQ(ParseIso8601("2024-2147483647-01T00:00:00Z"), 0);
+  EXPECT_EQ(ParseIso8601("99999999999-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(ParseIso8601("2024-13-01T00:00:00Z"), 0);
+  EXPECT_EQ(ParseIso8601("2009-10-12T17:50:30.000Z"), 1255369830);
+  Result<WriteResultDoc> copy = ParseCopyObjectResult(
+      "<CopyObjectResult><LastModified>-2147483648-01-01T00:00:00.000Z</LastModified>"
+      "<ETag>\"e\"</ETag></CopyObjectResult>");
+  ASSERT_TRUE(copy.ok());
+  EXPECT_EQ(copy->mtime_sec, 0);
+  EXPECT_EQ(copy->etag, "e");
+}
+
+TEST(Sizes, OnlyPlainDecimalsUpToTheLargestFileSize) {
+  uint64_t v = 7;
+  EXPECT_TRUE(ParseObjectSize("0", &v));
+  EXPECT_EQ(v, 0u);
+  EXPECT_TRUE(ParseObjectSize("16777216", &v));
+  EXPECT_EQ(v, 16777216u);
+  EXPECT_TRUE(ParseObjectSize("9223372036854775807", &v));
+  EXPECT_EQ(v, 9223372036854775807u);
+  for (const char* bad :
+       {"", "-1", "+1", " 1", "1 ", "0x10", "12abc", "abc", "1e9", "9223372036854775808",
+        "18446744073709551615", "18446744073709551616", "99999999999999999999999"}) {
+    v = 7;
+    EXPECT_FALSE(ParseObjectSize(bad, &v)) << bad;
+    EXPECT_EQ(v, 7u) << bad;
+  }
+}
+
+TEST(Xml, ListingWithAbsurdSizeIsAnError) {
+  for (const char* size : {"-1", "18446744073709551616", "abc", ""}) {
+    const std::string body = std::string("<ListBucketResult><IsTruncated>false</IsTruncated>") +
+                             "<Contents><Key>k1</Key><Size>" + size +
+                             "</Size></Contents></ListBucketResult>";
+    Result<ListResult> r = ParseListObjectsV2(body);
+    ASSERT_FALSE(r.ok()) << size;
+    EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+    EXPECT_NE(r.status().message().find("'k1'"), std::string::npos) << r.status().ToString();
+  }
+  // A <Contents> without <Size> is as broken as one with a bad size.
+  EXPECT_FALSE(
+      ParseListObjectsV2("<ListBucketResult><Contents><Key>k</Key></Contents></ListBucketResult>")
+          .ok());
+}
+
+TEST(Xml, AbsurdTokensAreErrors) {
+  const std::string long_id(9000, 'u');
+  Result<std::string> id =
+      ParseInitiateMultipartUpload("<InitiateMultipartUploadResult><UploadId>" + long_id +
+                                   "</UploadId></InitiateMultipartUploadResult>");
+  EXPECT_EQ(id.status().code(), StatusCode::kInternal);
+  EXPECT_NE(id.status().message().find("UploadId"), std::string::npos);
+  Result<ListResult> list = ParseListObjectsV2(
+      "<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>" + long_id +
+      "</NextContinuationToken></ListBucketResult>");
+  EXPECT_EQ(list.status().code(), StatusCode::kInternal);
+  EXPECT_NE(list.status().message().find("NextContinuationToken"), std::string::npos);
+}
+
+TEST(Headers, ContentRangeIsStrict) {
+  uint64_t a = 1, b = 1;
+  int64_t total = 1;
+  for (const char* bad : {"bytes 0-9/-1", "bytes 0-9/18446744073709551616", "bytes -5-9/10",
+                          "bytes 0-18446744073709551615/10", "bytes 9-0/10", "bytes 0-9/9",
+                          "bytes 0-9/10x", "bytes 0-9", "bytes 0x0-9/10", "items 0-9/10"}) {
+    EXPECT_FALSE(ParseContentRange(bad, &a, &b, &total)) << bad;
+  }
+  EXPECT_EQ(a, 1u);
+  ASSERT_TRUE(ParseContentRange("bytes 0-9223372036854775806/9223372036854775807", &a, &b, &total));
+  EXPECT_EQ(total, INT64_MAX);
+}
+
 }  // namespace
 }  // namespace kvfs::s3
