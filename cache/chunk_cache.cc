@@ -164,7 +164,7 @@ void ChunkCache::Unpin(CacheEntry* e) {
 }
 
 std::optional<ChunkCache::Peeked> ChunkCache::Peek(const std::string& key) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   EntryPtr e = index_.Find(key);
   if (e == nullptr || e->state == State::kFilling) return std::nullopt;
   return Peeked{e->size, e->etag, e->fill_time_sec};

@@ -68,9 +68,9 @@ class EntryInvalidator {
 struct Context {
   Filesystem* fs;
   FuseOptions options;
+  StoreWaitPool* pool;  // lookups and stats that wait on the store run here
   // Failed replies: at most 20 log lines a second, then a count of those left out.
   LogRateLimiter reply_log{20, 1000};
-  StoreWaitPool* pool;  // lookups and stats that wait on the store run here
 };
 
 Context& CtxOf(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req)); }
@@ -168,7 +168,7 @@ void ReplyLookup(fuse_req_t req, fuse_ino_t parent, const std::string& name,
     fuse_reply_entry(req, &e);
     return;
   }
-  ReplyErr(req, "lookup", Named(parent, name), r.status());
+  ReplyErr(req, "lookup", Named(parent, name.c_str()), r.status());
 }
 
 // A request past its deadline before a pool thread could take it.

@@ -56,7 +56,6 @@ struct KvfsConfig {
   // At mount, multipart uploads under the prefix begun longer ago than this are aborted (left by
   // writers or daemons that died mid-upload). 0: never.
   int stale_upload_age_secs = 3600;
-  int fanout = 0;  // 0: off; else hex chars of hashed prefix (1..8)
   // A name whose chunk is in the local cache is answered from it without waiting on the store
   // for this long after the store last confirmed it (revalidated in the background); 0: off.
   int cached_chunk_trust_secs = 3600;

@@ -429,6 +429,8 @@ std::vector<ConfigKey> BuildTable() {
       1000, 0, 86'400));
   t.push_back(DurationKey(
       "stale_upload_age_secs", [](KvfsConfig & c) -> auto& { return c.stale_upload_age_secs; },
+      1000, 0, 30 * 86'400));
+  t.push_back(DurationKey(
       "cached_chunk_trust_secs", [](KvfsConfig & c) -> auto& { return c.cached_chunk_trust_secs; },
       1000, 0, 30 * 86'400));
   t.push_back(IntKey(

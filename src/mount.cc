@@ -186,7 +186,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
                  config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir,
                  config.cache_size);
     daemon.ReportReady();
-    cleanup.Start(store, config.key_prefix, config.stale_upload_age_secs);
+    cleanup.Start(stack.store.get(), stack.fs->options().key_prefix, config.stale_upload_age_secs);
   });
   if (!mounted && daemon.active()) {
     daemon.ReportFailure("kvfs: cannot mount " + config.source + " at " + cmd.mountpoint +
