@@ -7,28 +7,26 @@
 #include <cstdlib>
 #include <string>
 
+#include "src/base/posix_io.h"
+
 namespace kvfs {
 
 namespace {
 
 constexpr unsigned long kPfExiting = 0x00000004;  // include/linux/sched.h
 
-// Reads a small /proc file; nullopt with errno set on failure.
+// Reads a small /proc file; nullopt with errno set when it cannot be opened (or read).
 std::optional<std::string> ReadSmall(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   char buf[1024];
-  ssize_t n;
-  do {
-    n = read(fd, buf, sizeof(buf) - 1);
-  } while (n < 0 && errno == EINTR);
-  int saved = errno;
+  auto n = ReadFull(fd, buf, sizeof(buf), path);
   close(fd);
-  if (n < 0) {
-    errno = saved;
+  if (!n.ok()) {
+    errno = n.status().sys_errno();
     return std::nullopt;
   }
-  return std::string(buf, static_cast<size_t>(n));
+  return std::string(buf, *n);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // defaults; every fstab example line parses in the form mount.fuse3 passes it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -24,6 +25,28 @@ TEST(PackagingTest, ExampleConfigLoadsAndStatesTheDefaults) {
   KvfsConfig defaults;
   defaults.config_files = c->config_files;
   EXPECT_EQ(DumpConfig(*c), DumpConfig(defaults));
+}
+
+// One table (src/config_keys.cc) drives the keys; the example config shows every one of them
+// (the man page is checked the same way in cli_test.cc), so adding a key without documenting it
+// fails here.
+TEST(PackagingTest, ExampleConfigShowsEveryKey) {
+  std::ifstream in(kDir + "/kvfs.yaml.example");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string yaml = "\n" + text.str();
+  // Shown through another spelling: the bucket is part of `source`; path_style is `addressing`.
+  const std::vector<std::string> shown_elsewhere = {"bucket", "path_style"};
+  for (const std::string& key : ConfigKeyNames()) {
+    if (std::find(shown_elsewhere.begin(), shown_elsewhere.end(), key) != shown_elsewhere.end()) {
+      continue;
+    }
+    const bool shown = yaml.find("\n" + key + ":") != std::string::npos ||
+                       yaml.find("\n#" + key + ":") != std::string::npos ||
+                       yaml.find("\n# " + key + ":") != std::string::npos;
+    EXPECT_TRUE(shown) << "packaging/kvfs.yaml.example lacks key " << key;
+  }
 }
 
 TEST(PackagingTest, FstabExamplesParse) {
