@@ -245,18 +245,24 @@ LocalFile::Outcome LocalFile::CommitLocked() {
                                     early_.get());
     early_.reset();
     if (up.ok()) {
-      up->info.key = place_.key;
-      state_ = State::kCommitted;
-      uploaded_ = up->info;
-      created_object_ = up->created;
-      out.kind = Outcome::kPublished;
-      out.info = up->info;
+      out = CommittedLocked(place_.key, std::move(up).value());
       out.place = place_;
       return out;
     }
     st = up.status();
   }
   return FailLocked(std::move(st));  // the adapter logs the failed reply with its cause
+}
+
+LocalFile::Outcome LocalFile::CommittedLocked(const std::string& key, UploadOutcome up) {
+  up.info.key = key;
+  state_ = State::kCommitted;
+  uploaded_ = up.info;
+  created_object_ = up.created;
+  Outcome out;
+  out.kind = Outcome::kPublished;
+  out.info = std::move(up.info);
+  return out;
 }
 
 LocalFile::Outcome LocalFile::FailLocked(Status st) {
@@ -313,12 +319,7 @@ LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace
     if (st.ok()) {
       auto up = env_.uploader->Upload(dst.key, fd_, size_, dst.display, no_replace);
       if (up.ok()) {
-        up->info.key = dst.key;
-        state_ = State::kCommitted;
-        uploaded_ = up->info;
-        created_object_ = up->created;
-        out.kind = Outcome::kPublished;
-        out.info = up->info;
+        out = CommittedLocked(dst.key, std::move(up).value());
       } else {
         st = up.status();
       }

@@ -116,8 +116,7 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
 
   // --- Bytes ---
   // A failed spool write fails the file (*out: kDropped): its close reports the error.
-  Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t n, Outcome* out)
-      EXCLUDES(mu_);
+  Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t n, Outcome* out) EXCLUDES(mu_);
   Status Truncate(uint64_t size) EXCLUDES(mu_);
   Result<uint64_t> Read(uint64_t offset, uint64_t n, char* buf) const;
 
@@ -141,6 +140,8 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
  private:
   LocalFile(const Env& env, int fd, std::string spool_path, Place place, bool temp);
   Outcome CommitLocked() REQUIRES(mu_);
+  // The upload of these bytes as `key` succeeded: kCommitted, kPublished.
+  Outcome CommittedLocked(const std::string& key, UploadOutcome up) REQUIRES(mu_);
   Outcome FailLocked(Status st) REQUIRES(mu_);
   void DirtyLocked() REQUIRES(mu_);
   void SetSizeLocked(uint64_t s) REQUIRES(mu_);
