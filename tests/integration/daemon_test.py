@@ -533,7 +533,13 @@ def case_memory(ctx):
            2 * n * chunk_size // MIB, cache_size // MIB, hwm / MIB, peak["rss"] / MIB,
            bound // MIB, peak["cache"] / MIB, peak["data"] / MIB, s["kvfs_cache_evictions"],
            s["kvfs_read_misses"]))
-    assert hwm < bound, "daemon VmHWM %d MiB over the bound %d MiB" % (hwm // MIB, bound // MIB)
+    if "TSAN_OPTIONS" in os.environ:
+        # ThreadSanitizer's shadow memory and history buffers grow with the threads' activity:
+        # the bound is about the daemon's own memory and is checked in the ASan run.
+        ok("memory bound not checked under ThreadSanitizer (its own memory counts in RSS)")
+    else:
+        assert hwm < bound, "daemon VmHWM %d MiB over the bound %d MiB" % (
+            hwm // MIB, bound // MIB)
     assert s["kvfs_cache_bytes"] <= cache_size, "cache bytes over capacity: %s" % s
     assert s["kvfs_cache_evictions"] > 0, "nothing evicted: %s" % s
     # data/ holds entries (<= capacity, reserved before filling) plus one fill being written
