@@ -8,6 +8,10 @@ namespace {
 
 Status AsIoError(const Status& s, const std::string& display_name, const std::string& key) {
   if (s.code() == StatusCode::kAlreadyExists) return s;
+  // Past blocking_timeout: ETIMEDOUT, as for every other request that waited on the store.
+  if (s.code() == StatusCode::kDeadlineExceeded) {
+    return s.Annotate("uploading '" + display_name + "' as " + key);
+  }
   return Status::IoError("uploading '" + display_name + "' as " + key + " failed: " + s.ToString());
 }
 
