@@ -128,6 +128,10 @@ TEST_F(StaleServeTest, RevalidationDropsAChunkDeletedInTheStore) {
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_EQ(last.code(), StatusCode::kNotFound) << last.ToString();
+  // The revalidator records the miss, then drops the copy: wait for the second step too.
+  for (int i = 0; i < 200 && reader_->LocalCopy("p/a.pt").has_value(); i++) {
+    std::this_thread::sleep_for(50ms);
+  }
   EXPECT_FALSE(reader_->LocalCopy("p/a.pt").has_value()) << "the local copy was kept";
 }
 
