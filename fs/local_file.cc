@@ -13,24 +13,6 @@
 
 namespace kvfs {
 
-const char* ToString(LocalFile::State s) {
-  switch (s) {
-    case LocalFile::State::kClean:
-      return "clean";
-    case LocalFile::State::kDirty:
-      return "dirty";
-    case LocalFile::State::kAbandoned:
-      return "abandoned";
-    case LocalFile::State::kCommitted:
-      return "committed";
-    case LocalFile::State::kFailed:
-      return "failed";
-    case LocalFile::State::kDiscarded:
-      return "discarded";
-  }
-  return "?";
-}
-
 Result<std::shared_ptr<LocalFile>> LocalFile::Create(const Env& env, Place place, bool temp,
                                                      bool created) {
   static std::atomic<uint64_t> counter{0};
@@ -64,16 +46,6 @@ LocalFile::~LocalFile() {
   early_.reset();     // waits for parts still reading the spool fd; aborts an unused upload
   close(fd_);
   if (!adopted_) unlink(spool_path_.c_str());
-}
-
-LocalFile::State LocalFile::state() const {
-  MutexLock l(&mu_);
-  return state_;
-}
-
-LocalFile::Place LocalFile::place() const {
-  MutexLock l(&mu_);
-  return place_;
 }
 
 bool LocalFile::Ended() const {

@@ -96,8 +96,6 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   uint64_t size_now() const { return size_atomic_.load(); }
   int64_t mtime_sec() const { return mtime_sec_; }
   bool temp_now() const { return temp_atomic_.load(); }
-  State state() const EXCLUDES(mu_);
-  Place place() const EXCLUDES(mu_);
   // A file that failed or was dropped: a new open of its name starts a new LocalFile.
   bool Ended() const EXCLUDES(mu_);
 
@@ -172,7 +170,5 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   // Parts sent while the file is still being written; null when off or done.
   std::unique_ptr<EarlyUpload> early_ GUARDED_BY(mu_);
 };
-
-const char* ToString(LocalFile::State s);
 
 }  // namespace kvfs
