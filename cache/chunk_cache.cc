@@ -32,43 +32,6 @@ Status WriteTrailer(int fd, const EntryMeta& m, const std::string& path) {
 
 }  // namespace
 
-// ---- EntryRef / FillRef ----
-
-void EntryHandle::TakeFrom(EntryHandle& o) noexcept {
-  cache_ = o.cache_;
-  entry_ = std::move(o.entry_);
-  fd_ = o.fd_;
-  o.entry_.reset();
-  o.fd_ = -1;
-}
-
-uint64_t EntryHandle::size() const { return entry_->size; }
-const std::string& EntryHandle::key() const { return entry_->key; }
-
-void EntryRef::Reset() {
-  if (entry_ == nullptr) return;
-  cache_->Unpin(entry_.get());
-  if (fd_ >= 0) close(fd_);
-  entry_.reset();
-  fd_ = -1;
-}
-
-const std::string& EntryRef::etag() const { return entry_->etag; }
-
-void FillRef::Reset() {
-  if (entry_ == nullptr) return;
-  cache_->AbortFill(std::move(entry_), fd_);
-  entry_.reset();
-  fd_ = -1;
-}
-
-Result<EntryRef> FillRef::Commit(std::optional<uint32_t> crc) {
-  if (entry_ == nullptr) return Status::Internal("Commit of an empty FillRef");
-  int fd = fd_;
-  fd_ = -1;
-  return cache_->CommitFill(std::move(entry_), fd, crc);
-}
-
 // ---- ChunkCache ----
 
 ChunkCache::ChunkCache(const ChunkCacheOptions& opts, std::unique_ptr<CacheDir> dir)
@@ -92,56 +55,6 @@ Result<std::unique_ptr<ChunkCache>> ChunkCache::Open(const ChunkCacheOptions& op
   std::unique_ptr<ChunkCache> cache(new ChunkCache(opts, std::move(dir)));
   cache->Recover(opts.verify_at_open);
   return cache;
-}
-
-void ChunkCache::Recover(bool verify_now) {
-  ScanResult sr = dir_->Scan();
-  uint64_t verify_failures = 0;
-  if (verify_now) {
-    std::erase_if(sr.entries, [&](const ScannedEntry& se) {
-      int fd = open(dir_->DataPath(se.file_name).c_str(), O_RDONLY | O_CLOEXEC);
-      Result<uint32_t> crc = fd >= 0 ? ChecksumFile(fd, se.meta.size)
-                                     : Result<uint32_t>(Status::FromErrno(errno, "open"));
-      if (fd >= 0) close(fd);
-      if (crc.ok() && *crc == se.meta.crc) return false;
-      spdlog::warn("cache: dropping {}: checksum mismatch", dir_->DataPath(se.file_name));
-      unlink(dir_->DataPath(se.file_name).c_str());
-      verify_failures++;
-      return true;
-    });
-  }
-  // Oldest first, so the most recently filled end up most recently used.
-  std::sort(sr.entries.begin(), sr.entries.end(), [](const ScannedEntry& a, const ScannedEntry& b) {
-    return a.meta.fill_time_sec < b.meta.fill_time_sec;
-  });
-  std::vector<std::string> unlink;
-  {
-    MutexLock l(&mu_);
-    next_gen_ = sr.max_gen + 1;
-    for (ScannedEntry& se : sr.entries) {
-      auto e = std::make_shared<CacheEntry>();
-      e->key = std::move(se.meta.key);
-      e->size = se.meta.size;
-      e->etag = std::move(se.meta.etag);
-      e->crc = se.meta.crc;
-      e->fill_time_sec = se.meta.fill_time_sec;
-      e->key_hash = se.key_hash;
-      e->gen = se.gen;
-      e->file_name = se.file_name;
-      e->state = verify_now ? State::kReady : State::kUnverified;
-      index_.Insert(std::move(e));
-    }
-    stats_.recovered = sr.entries.size();
-    stats_.recovery_dropped = sr.dropped + verify_failures;
-    stats_.verify_failures = verify_failures;
-    // A smaller capacity than last time: trim now rather than at the first fill.
-    std::vector<EntryPtr> victims;
-    (void)index_.MakeRoom(0, &victims);
-    for (const EntryPtr& v : victims) unlink.push_back(v->file_name);
-  }
-  UnlinkAll(unlink);
-  spdlog::info("cache: {} entries recovered from {}, {} files dropped", sr.entries.size(),
-               dir_->data_dir(), sr.dropped + verify_failures);
 }
 
 void ChunkCache::UnlinkAll(const std::vector<std::string>& names) {

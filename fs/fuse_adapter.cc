@@ -8,130 +8,18 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <deque>
 #include <memory>
-#include <thread>
 
+#include "fs/entry_invalidator.h"
 #include "fs/errno_map.h"
-#include "fs/reply_log.h"
+#include "fs/fuse_request.h"
+#include "fs/fuse_xattr.h"
 #include "fs/store_wait_pool.h"
 #include "src/base/deadline.h"
-#include "src/base/mutex.h"
 
 namespace kvfs {
-
+namespace fuse_internal {
 namespace {
-
-// Tells the kernel to drop entries that vanished behind its back (a failed upload). Runs on its
-// own thread: a notification may wait for the kernel's directory lock, which a request being
-// served could hold. Thread-safe.
-class EntryInvalidator {
- public:
-  explicit EntryInvalidator(fuse_session* se) : se_(se), thread_([this] { Run(); }) {}
-  ~EntryInvalidator() EXCLUDES(mu_) {
-    {
-      MutexLock l(&mu_);
-      stop_ = true;
-    }
-    cv_.SignalAll();
-    thread_.join();
-  }
-  void Push(uint64_t parent, const std::string& name) EXCLUDES(mu_) {
-    {
-      MutexLock l(&mu_);
-      queue_.emplace_back(parent, name);
-    }
-    cv_.SignalAll();
-  }
-
- private:
-  void Run() EXCLUDES(mu_) {
-    MutexLock l(&mu_);
-    for (;;) {
-      cv_.Wait(&mu_, [this]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
-      if (stop_) return;
-      auto [parent, name] = std::move(queue_.front());
-      queue_.pop_front();
-      MutexUnlock u(&mu_);
-      fuse_lowlevel_notify_inval_entry(se_, parent, name.c_str(), name.size());
-    }
-  }
-
-  fuse_session* const se_;
-  Mutex mu_;
-  CondVar cv_;
-  std::deque<std::pair<uint64_t, std::string>> queue_ GUARDED_BY(mu_);
-  bool stop_ GUARDED_BY(mu_) = false;
-  std::thread thread_;
-};
-
-struct Context {
-  Filesystem* fs;
-  FuseOptions options;
-  StoreWaitPool* pool;  // lookups and stats that wait on the store run here
-  // Failed replies: at most 20 log lines a second, then a count of those left out.
-  LogRateLimiter reply_log{20, 1000};
-};
-
-Context& CtxOf(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req)); }
-Filesystem& FsOf(fuse_req_t req) { return *CtxOf(req).fs; }
-
-void FillStat(const FileAttr& a, struct stat* st) {
-  std::memset(st, 0, sizeof(*st));
-  st->st_ino = a.ino;
-  st->st_mode = a.mode;
-  st->st_nlink = a.nlink;
-  st->st_uid = a.uid;
-  st->st_gid = a.gid;
-  st->st_size = static_cast<off_t>(a.size);
-  st->st_blksize = 4096;
-  st->st_blocks = static_cast<blkcnt_t>((a.size + 511) / 512);
-  st->st_mtim.tv_sec = st->st_ctim.tv_sec = st->st_atim.tv_sec = a.mtime_sec;
-}
-
-void ReplyEntry(fuse_req_t req, const FileAttr& attr) {
-  fuse_entry_param e;
-  std::memset(&e, 0, sizeof(e));
-  e.ino = attr.ino;
-  e.generation = 0;
-  e.attr_timeout = e.entry_timeout = FsOf(req).entry_timeout_secs();
-  FillStat(attr, &e.attr);
-  fuse_reply_entry(req, &e);
-}
-
-// What a failed request was about, for its log line.
-std::string Ino(fuse_ino_t ino) { return "inode " + std::to_string(ino); }
-std::string Named(fuse_ino_t parent, const char* name) {
-  return "'" + std::string(name) + "' in inode " + std::to_string(parent);
-}
-
-// The one place a request is answered with an error: logged once (fs/reply_log.h), then sent.
-void ReplyErrno(fuse_req_t req, const char* op, const std::string& target, int err,
-                const Status& cause = Status::OK()) {
-  LogFailedReply(&CtxOf(req).reply_log, op, target, err, cause);
-  fuse_reply_err(req, err);
-}
-
-void ReplyErr(fuse_req_t req, const char* op, const std::string& target, const Status& st) {
-  ReplyErrno(req, op, target, ToErrno(st), st);
-}
-
-// For requests whose whole answer is a status (rmdir, unlink, rename, fsync).
-void ReplyStatus(fuse_req_t req, const char* op, const std::string& target, const Status& st) {
-  if (st.ok()) {
-    fuse_reply_err(req, 0);
-  } else {
-    ReplyErr(req, op, target, st);
-  }
-}
-
-// Every request that may wait on the store ends within blocking_timeout: the store operations it
-// starts on this thread inherit the deadline (src/base/deadline.h).
-ScopedDeadline RequestDeadline(fuse_req_t req) {
-  const int64_t ms = static_cast<Context*>(fuse_req_userdata(req))->options.blocking_timeout_ms;
-  return ScopedDeadline(ms, "blocking_timeout=" + (ms % 1000 == 0 ? std::to_string(ms / 1000) + "s"
-                                                                  : std::to_string(ms) + "ms"));
-}
 
 // --- Operations: each translates, calls Filesystem, translates back ---
 
@@ -401,50 +289,6 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
   fuse_reply_statfs(req, &v);
 }
 
-// --- Extended attributes: only the statistics attribute of the root exists ---
-
-// Replies with `value` following the getxattr/listxattr size protocol: size 0 asks for the
-// length; a buffer too small is ERANGE.
-void ReplyXattrValue(fuse_req_t req, const char* op, const std::string& value, size_t size) {
-  if (size == 0) {
-    fuse_reply_xattr(req, value.size());
-  } else if (size < value.size()) {
-    ReplyErrno(req, op, "of the root", ERANGE);
-  } else {
-    fuse_reply_buf(req, value.data(), value.size());
-  }
-}
-
-const std::function<std::string()>& StatsTextOf(fuse_req_t req) {
-  return static_cast<Context*>(fuse_req_userdata(req))->options.stats_text;
-}
-
-void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  // Files and directories have no attributes (as before, when the kernel answered itself).
-  if (ino != FUSE_ROOT_ID)
-    return ReplyErrno(req, "getxattr", std::string(name) + " of " + Ino(ino), ENOTSUP);
-  const auto& stats = StatsTextOf(req);
-  if (!stats || std::strcmp(name, kStatsXattr) != 0) {
-    return ReplyErrno(req, "getxattr", std::string(name) + " of the root", ENODATA);
-  }
-  ReplyXattrValue(req, "getxattr", stats(), size);
-}
-
-void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  if (ino != FUSE_ROOT_ID) return ReplyErrno(req, "listxattr", Ino(ino), ENOTSUP);
-  std::string names;
-  if (StatsTextOf(req)) names.append(kStatsXattr, sizeof(kStatsXattr));  // with its NUL
-  ReplyXattrValue(req, "listxattr", names, size);
-}
-
-void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char*, size_t, int) {
-  ReplyErrno(req, "setxattr", std::string(name) + " of " + Ino(ino), ENOTSUP);
-}
-
-void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
-  ReplyErrno(req, "removexattr", std::string(name) + " of " + Ino(ino), ENOTSUP);
-}
-
 fuse_lowlevel_ops MakeOps() {
   fuse_lowlevel_ops ops;
   std::memset(&ops, 0, sizeof(ops));
@@ -483,6 +327,7 @@ fuse_lowlevel_ops MakeOps() {
 }
 
 }  // namespace
+}  // namespace fuse_internal
 
 int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOptions& options,
                    std::function<void()> on_mounted) {
@@ -507,8 +352,8 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
   // As many threads as FUSE workers: lookups waiting on the store never hold a FUSE worker, and
   // those queued behind them end at their deadline.
   auto pool = std::make_unique<StoreWaitPool>(options.max_threads);
-  Context ctx{&fs, options, pool.get()};
-  fuse_lowlevel_ops ops = MakeOps();
+  fuse_internal::Context ctx{&fs, options, pool.get()};
+  fuse_lowlevel_ops ops = fuse_internal::MakeOps();
   fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), &ctx);
   if (se == nullptr) {
     spdlog::error("kvfs: cannot create FUSE session (bad mount options '{}'?)", opts);

@@ -1,0 +1,53 @@
+// What every FUSE operation handler of fs/fuse_adapter.cc and fs/fuse_xattr.cc shares: the
+// session's context, reaching it from a request, filling attributes, and the one place a
+// request is answered with an error (logged once, fs/reply_log.h). Internal to the adapter.
+//
+// Thread-safety: the functions are called on FUSE worker threads concurrently; the Context is
+// set up before the session starts and only read afterwards (its members are thread-safe).
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse3/fuse_lowlevel.h>
+#include <sys/stat.h>
+
+#include <string>
+
+#include "fs/filesystem.h"
+#include "fs/fuse_adapter.h"
+#include "fs/reply_log.h"
+#include "fs/store_wait_pool.h"
+#include "src/base/deadline.h"
+#include "src/base/status.h"
+
+namespace kvfs::fuse_internal {
+
+struct Context {
+  Filesystem* fs;
+  FuseOptions options;
+  StoreWaitPool* pool;  // lookups and stats that wait on the store run here
+  // Failed replies: at most 20 log lines a second, then a count of those left out.
+  LogRateLimiter reply_log{20, 1000};
+};
+
+inline Context& CtxOf(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req)); }
+inline Filesystem& FsOf(fuse_req_t req) { return *CtxOf(req).fs; }
+
+void FillStat(const FileAttr& a, struct stat* st);
+void ReplyEntry(fuse_req_t req, const FileAttr& attr);
+
+// What a failed request was about, for its log line.
+std::string Ino(fuse_ino_t ino);
+std::string Named(fuse_ino_t parent, const char* name);
+
+// The one place a request is answered with an error: logged once (fs/reply_log.h), then sent.
+void ReplyErrno(fuse_req_t req, const char* op, const std::string& target, int err,
+                const Status& cause = Status::OK());
+void ReplyErr(fuse_req_t req, const char* op, const std::string& target, const Status& st);
+// For requests whose whole answer is a status (rmdir, unlink, rename, fsync).
+void ReplyStatus(fuse_req_t req, const char* op, const std::string& target, const Status& st);
+
+// Every request that may wait on the store ends within blocking_timeout: the store operations it
+// starts on this thread inherit the deadline (src/base/deadline.h).
+ScopedDeadline RequestDeadline(fuse_req_t req);
+
+}  // namespace kvfs::fuse_internal
