@@ -287,12 +287,12 @@ uint64_t Filesystem::AddHandle(std::shared_ptr<Handle> h) {
   return fh;
 }
 
-Result<OpenResult> Filesystem::Open(uint64_t ino, int flags) {
+Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store) {
   KVFS_ASSIGN_OR_RETURN(auto path, PathOf(ino));
   if (path.empty() || inodes_.IsDir(ino)) return Status::InvalidArgument("is a directory");
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
   if ((flags & O_ACCMODE) != O_RDONLY) return OpenForWrite(ino, path, key, flags);
-  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
+  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
   if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
   auto h = std::make_shared<Handle>();
   h->ino = ino;
@@ -328,6 +328,13 @@ void Filesystem::ForgetChanged(uint64_t ino) {
   // The handle is stale (ESTALE); the next lookup and open must see the object as it is now.
   meta_.Erase(*key);
   reader_->Invalidate(*key);
+}
+
+bool Filesystem::ReadWouldWait(uint64_t fh, uint64_t offset, uint64_t size) {
+  auto h = GetHandle(fh);
+  // An unknown handle fails at once; local files are read from local bytes.
+  if (!h.ok() || !(*h)->remote) return false;
+  return (*h)->remote->WouldWait(offset, size);
 }
 
 Result<FdRange> Filesystem::ReadFd(uint64_t fh, uint64_t offset, uint64_t size,

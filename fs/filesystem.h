@@ -151,7 +151,8 @@ class Filesystem {
   // --- Files ---
   Result<std::pair<FsEntry, OpenResult>> CreateFile(uint64_t parent, const std::string& name,
                                                     int flags);
-  Result<OpenResult> Open(uint64_t ino, int flags);
+  // needs_store: as for Lookup (read-only opens whose metadata must come from the store).
+  Result<OpenResult> Open(uint64_t ino, int flags, bool* needs_store = nullptr);
   Result<uint64_t> Read(uint64_t fh, uint64_t offset, uint64_t size, char* buf);
   // Where the bytes of [offset, offset+size) lie in a local file (a cache entry, or a completed
   // part of a download: waits for those parts like Read), clipped to the end of the object, so
@@ -162,6 +163,10 @@ class Filesystem {
   // the caller drops it.
   Result<FdRange> ReadFd(uint64_t fh, uint64_t offset, uint64_t size,
                          std::shared_ptr<const void>* keep_alive = nullptr);
+  // Whether Read/ReadFd of [offset, offset+size) would wait on the store (bytes not yet
+  // downloaded, or streamed): the adapter then runs it off the FUSE worker threads. False for
+  // cache hits, parts already downloaded, failed downloads and local files.
+  bool ReadWouldWait(uint64_t fh, uint64_t offset, uint64_t size);
   Result<uint64_t> Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size);
   // close() of one descriptor, by process `pid` (0: unknown). An explicit close by a live
   // process commits the file; the implicit close of a dying process (killed, crashed, or exiting

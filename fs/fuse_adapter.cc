@@ -160,14 +160,25 @@ void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t, dev_t)
   ReplyErrno(req, "mknod", Named(parent, name), EPERM);
 }
 
-void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  const ScopedDeadline deadline = RequestDeadline(req);
-  auto r = FsOf(req).Open(ino, fi->flags);
+void ReplyOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, const Result<OpenResult>& r) {
   if (!r.ok()) return ReplyErr(req, "open", Ino(ino), r.status());
   fi->fh = r->fh;
   fi->keep_cache = r->keep_cache;
   fi->direct_io = r->direct_io;
   if (fuse_reply_open(req, fi) == -ENOENT) FsOf(req).Release(r->fh);  // the caller went away
+}
+
+void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  bool needs_store = false;
+  auto r = FsOf(req).Open(ino, fi->flags, &needs_store);
+  if (!needs_store) return ReplyOpen(req, ino, fi, r);
+  // libfuse reads only the fields of *fi when replying: a copy serves from another thread.
+  PoolOf(req).Submit(
+      [req, ino, info = *fi]() mutable {
+        ReplyOpen(req, ino, &info, FsOf(req).Open(ino, info.flags));
+      },
+      LateReply(req, "open", Ino(ino)));
 }
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
@@ -186,14 +197,13 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   if (fuse_reply_create(req, &e, fi) == -ENOENT) FsOf(req).Release(r->second.fh);
 }
 
-void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  const ScopedDeadline deadline = RequestDeadline(req);
+void ServeRead(fuse_req_t req, fuse_ino_t ino, uint64_t fh, size_t size, off_t off) {
   Filesystem& fs = FsOf(req);
   // Cache hits and downloaded parts: reply with the cache file's fd so libfuse splices it into
   // /dev/fuse (no copy through user space). keep_alive holds the handle, and with it the fd,
   // until fuse_reply_data has returned.
   std::shared_ptr<const void> keep_alive;
-  auto fr = fs.ReadFd(fi->fh, static_cast<uint64_t>(off), size, &keep_alive);
+  auto fr = fs.ReadFd(fh, static_cast<uint64_t>(off), size, &keep_alive);
   if (fr.ok()) {
     if (fr->length == 0) {
       fuse_reply_buf(req, nullptr, 0);
@@ -211,9 +221,20 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
     return ReplyErr(req, "read", Ino(ino), fr.status());
   }
   std::unique_ptr<char[]> buf(new char[size]);
-  auto r = fs.Read(fi->fh, static_cast<uint64_t>(off), size, buf.get());
+  auto r = fs.Read(fh, static_cast<uint64_t>(off), size, buf.get());
   if (!r.ok()) return ReplyErr(req, "read", Ino(ino), r.status());
   fuse_reply_buf(req, buf.get(), *r);
+}
+
+void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  // Bytes still on their way from the store (a download, a streamed read) are waited for on a
+  // pool thread, so reads of cached chunks always find a free FUSE worker.
+  if (!FsOf(req).ReadWouldWait(fi->fh, static_cast<uint64_t>(off), size)) {
+    return ServeRead(req, ino, fi->fh, size, off);
+  }
+  PoolOf(req).Submit([req, ino, fh = fi->fh, size, off] { ServeRead(req, ino, fh, size, off); },
+                     LateReply(req, "read", Ino(ino)));
 }
 
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,

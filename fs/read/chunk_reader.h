@@ -37,6 +37,9 @@ class ReadHandle {
   // True when every read is served from a local file (a cache entry, or a download into one), so
   // the kernel's page cache would only hold a second copy of bytes the local cache has.
   virtual bool Local() const { return false; }
+  // Whether a read of [offset, offset+size) would wait on the store. Must not block. The default
+  // (streamed reads) always does.
+  virtual bool WouldWait(uint64_t offset, uint64_t size) const { return true; }
 };
 
 // Thread-safe.

@@ -257,6 +257,21 @@ void ObjectFetch::Finish() {
   ctx_.owner->FetchDrained();
 }
 
+bool ObjectFetch::WouldWait(uint64_t offset, uint64_t length) const {
+  MutexLock l(&mu_);
+  if (state_ == State::kFailed || state_ == State::kAbandoned) {
+    return error_.code() == StatusCode::kNoSpace;
+  }
+  if (state_ == State::kStarting) return true;
+  if (length == 0 || offset >= info_.size) return false;
+  const uint64_t end = std::min(info_.size, offset + length);
+  for (size_t p = offset / part_size_; p <= (end - 1) / part_size_; p++) {
+    const uint64_t need = std::min(end, PartOffset(p) + PartLength(p)) - PartOffset(p);
+    if (have_[p] < need) return true;
+  }
+  return false;
+}
+
 Status ObjectFetch::WaitFor(uint64_t offset, uint64_t length) {
   if (length == 0 || offset >= info_.size) return WaitStarted();
   const uint64_t end = std::min(info_.size, offset + length);

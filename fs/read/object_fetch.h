@@ -55,6 +55,10 @@ class ObjectFetch : public std::enable_shared_from_this<ObjectFetch> {
   // Blocks until [offset, offset+length) has been written to fd() (clipped to the object), or the
   // fetch has failed (its error).
   Status WaitFor(uint64_t offset, uint64_t length) EXCLUDES(mu_);
+  // Whether reading [offset, offset+length) would wait on the store now: false once those bytes
+  // are written, or the fetch failed (WaitFor returns the error at once) - except with kNoSpace,
+  // whose readers stream from the store instead. Never blocks.
+  bool WouldWait(uint64_t offset, uint64_t length) const EXCLUDES(mu_);
   // The fill file, readable with pread; valid from Start until the fetch is destroyed.
   int fd() const { return fd_; }
   uint64_t size() const { return info_.size; }

@@ -71,6 +71,10 @@ Result<FdRange> FetchHandle::ReadFd(uint64_t offset, uint64_t size) {
   return Clip(fetch_->fd(), fetch_->size(), offset, size);
 }
 
+bool FetchHandle::WouldWait(uint64_t offset, uint64_t size) const {
+  return fetch_->WouldWait(offset, size);
+}
+
 Result<uint64_t> StreamHandle::Read(uint64_t offset, uint64_t size, char* buf) {
   uint64_t requests = 0;
   Result<uint64_t> r = ParallelRangedGet(store_.get(), info_, offset, size, buf, opts_, &requests);

@@ -26,6 +26,7 @@ class CacheHitHandle : public ReadHandle {
   Result<uint64_t> Read(uint64_t offset, uint64_t size, char* buf) override;
   Result<FdRange> ReadFd(uint64_t offset, uint64_t size) override;
   bool Local() const override { return true; }
+  bool WouldWait(uint64_t, uint64_t) const override { return false; }
 
  private:
   const EntryRef entry_;
@@ -43,6 +44,7 @@ class FetchHandle : public ReadHandle {
   Result<uint64_t> Read(uint64_t offset, uint64_t size, char* buf) override;
   Result<FdRange> ReadFd(uint64_t offset, uint64_t size) override;
   bool Local() const override { return true; }
+  bool WouldWait(uint64_t offset, uint64_t size) const override;
 
  private:
   const std::shared_ptr<ObjectFetch> fetch_;

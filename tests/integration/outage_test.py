@@ -4,7 +4,8 @@ requests are then all stalled (the server accepts connections and never answers,
 RGW does). Proves, with generous bounds (no timing is asserted beyond "never hangs"):
 
 - stat and read of a chunk in the local cache, statfs and `kvfs stats` answer at once, also while
-  other requests wait on the dead store;
+  other requests wait on the dead store - lookups of unknown names, and opens and reads of
+  chunks that are not cached, more of them than the mount has FUSE threads;
 - a lookup of a name that is not cached and the write of a new chunk fail within
   blocking_timeout with ETIMEDOUT or EIO;
 - the circuit breaker opened and is counted in `kvfs stats`;
@@ -61,6 +62,12 @@ class FaultStore:
     def stall_everything(self):
         self.control("/__fault/rules", b'[{"action": "stall", "seconds": 600, "count": -1}]')
 
+    def put(self, key, data):
+        req = urllib.request.Request("%s/__fault/object?bucket=%s&key=kv/%s" % (
+            self.endpoint, self.bucket, key), data=data, method="PUT")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status == 200, "put %s: HTTP %d" % (key, r.status)
+
     def recover(self):
         self.control("/__fault/clear_rules")
 
@@ -98,9 +105,49 @@ def expect_bounded_failure(what, fn, bound=BOUNDED):
        (what, errno.errorcode[err.errno], secs, BLOCKING_TIMEOUT))
 
 
+def reads_of_uncached_chunks_leave_threads_free(ctx, store):
+    """More reads of uncached chunks than FUSE threads, all stuck on a stalled GET: they wait on
+    the pool (fs/store_wait_pool.h), so a read of a cached chunk still gets a FUSE thread. The
+    mount's blocking_timeout is above FAST, so a read queued behind the stuck ones would fail."""
+    threads, timeout = 4, 12
+    b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"),
+               {"blocking_timeout": str(timeout), "fuse_threads": str(threads)}, name="b")
+    cached = os.path.join(b.mnt, "cached-b.pt")
+    data = chunk("cached-b", 2 * daemon_test.MIB + 5)
+    write_chunk(b.mnt, "cached-b.pt", data)
+    names = ["uncached-%d.pt" % i for i in range(3 * threads)]
+    for n in names:
+        store.put(n, chunk(n, daemon_test.MIB))
+        os.stat(os.path.join(b.mnt, n))  # metadata known: the open needs no request
+    store.control("/__fault/rules",
+                  b'[{"method": "GET", "key": "uncached", "action": "stall", "seconds": 600,'
+                  b' "count": -1}]')
+    results = []
+    readers = [threading.Thread(target=lambda n=n: results.append(
+        timed(lambda: read_direct(os.path.join(b.mnt, n))))) for n in names]
+    for t in readers:
+        t.start()
+    time.sleep(1.0)
+    got = expect_fast("read of a cached chunk while %d reads of uncached chunks wait on the store "
+                      "(%d FUSE threads)" % (len(names), threads), lambda: read_direct(cached))
+    assert got == data, "cached read differs"
+    expect_fast("stat of a cached chunk (same)", lambda: os.stat(cached))
+    for t in readers:
+        t.join(timeout=timeout + BOUNDED)
+        assert not t.is_alive(), "a read of an uncached chunk is still waiting on the store"
+    for _, err, secs in results:
+        assert err is not None and err.errno in (errno.ETIMEDOUT, errno.EIO), \
+            "read of a stalled chunk: %s" % err
+    ok("the %d stuck reads all failed with ETIMEDOUT/EIO (longest %.1fs, blocking_timeout=%ds)" %
+       (len(results), max(r[2] for r in results), timeout))
+    store.recover()
+    b.unmount()
+
+
 def run(ctx, fault_script):
     store = FaultStore(fault_script, ctx.work)
     try:
+        reads_of_uncached_chunks_leave_threads_free(ctx, store)
         opts = {"metadata_cache_ttl_secs": "1", "blocking_timeout": str(BLOCKING_TIMEOUT),
                 "circuit_breaker_failures": str(BREAKER_FAILURES),
                 "circuit_breaker_cooldown_ms": "1000", "fuse_threads": "8"}
