@@ -47,6 +47,7 @@ class Table:
         self.systems = []
         self.notes = []
         self.sizes, self.threads = set(), set()
+        self.engines = {}  # engine pattern -> page MiB (engines_bench.py rows)
         rss = defaultdict(float)
         for r in recs:
             s, ph = r.get("system"), r.get("phase")
@@ -76,6 +77,8 @@ class Table:
                 continue
             if "size_mib" in r:
                 self.sizes.add(r["size_mib"])
+            if r.get("engine"):
+                self.engines[r["engine"]] = r.get("page_mib")
             if "threads" in r:
                 self.threads.add(r["threads"])
             for field in ("mib_s", "close_p50_ms", "close_p99_ms", "put_p50_ms", "put_p99_ms",
@@ -125,6 +128,22 @@ def rows_by_size(t, phases, field):
             for thr in t.threads:
                 if any(t.get(s, ph, size, thr, field) for s in t.systems):
                     yield ph, label, size, thr
+
+
+ENGINE_WORKLOADS = [("write", "write"), ("read_cold", "cold read"), ("read_warm", "warm read"),
+                    ("lookup_miss", "missed lookups/s")]
+
+
+def engine_rows(t):
+    """(engine, workload, label, page MiB, threads) of the engine-pattern rows that have data."""
+    rows = []
+    for engine, page in sorted(t.engines.items()):
+        for wl, label in ENGINE_WORKLOADS:
+            for thr in t.threads:
+                field = "ops_s" if wl == "lookup_miss" else "mib_s"
+                if any(t.get(s, f"engine_{engine}_{wl}", None, thr, field) for s in t.systems):
+                    rows.append((engine, wl, label, page, thr))
+    return rows
 
 
 def markdown(t, meta):
@@ -196,6 +215,19 @@ def markdown(t, meta):
             out.append(f"| {kind} | {thr} | " +
                        " | ".join(t.cell(s, f"lookup_{kind}", None, thr, "ops_s") for s in heads)
                        + " |")
+
+    eng = engine_rows(t)
+    if eng:
+        out += ["", "## Engine patterns (MiB/s; missed lookups per second)", "",
+                "Each engine's own disk-tier I/O (bench/engines_bench.py, docs/engines.md): "
+                "writes with its temp names, renames and directory trees; cold reads on a fresh "
+                "mount; warm reads; exists() of pages that are not there.", "",
+                "| engine | workload | page MiB | threads | " + " | ".join(heads) + " |",
+                "| " + " | ".join(["---"] * (4 + len(heads))) + " |"]
+        for engine, wl, label, page, thr in eng:
+            field = "ops_s" if wl == "lookup_miss" else "mib_s"
+            out.append(f"| {engine} | {label} | {page} | {thr} | " + " | ".join(
+                t.cell(s, f"engine_{engine}_{wl}", None, thr, field) for s in heads) + " |")
 
     out += ["", "## Memory, correctness, durability", "",
             "| | " + " | ".join(heads) + " |", "| " + " | ".join(["---"] * (1 + len(heads))) + " |",

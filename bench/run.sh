@@ -15,6 +15,9 @@
 #   --threads LIST        worker counts (default 1,4)
 #   --reps N              repetitions (default 3)
 #   --lookup-seconds S    duration of each lookup measurement (default 2)
+#   --engines LIST        engine patterns measured too (bench/engines_bench.py: write, cold and
+#                         warm read, missed lookups): llmd,sglang,gds,mp (default); none: skip
+#   --engine-pages N      pages per engine and thread count (default 16)
 #   --part-mib N          raw_s3 ranged-GET part size (default 8)
 #   --kvfs PATH           kvfs binary (default: build/kvfs, build-bench/..., else built here)
 #   --kvfs-cache-size B   kvfs cache_size in bytes (default 4294967296)
@@ -37,7 +40,7 @@ CMDLINE="bench/run.sh $*"
 ENDPOINT="" CEPH_CONF="" SYSTEMS=kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
 SIZES=8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
 PART_MIB=8 KVFS_BIN="" KVFS_CACHE_SIZE=4294967296 KVFS_YAML="" OUT="" RESULTS_MD=$BENCH/RESULTS.md INSTALL=1
-LOOPBACK_GBIT="" SHAPED=0
+LOOPBACK_GBIT="" SHAPED=0 ENGINES=llmd,sglang,gds,mp ENGINE_PAGES=16
 while [ $# -gt 0 ]; do
   case "$1" in
     --endpoint) ENDPOINT=$2; shift ;;
@@ -50,6 +53,8 @@ while [ $# -gt 0 ]; do
     --threads) THREADS=$2; shift ;;
     --reps) REPS=$2; shift ;;
     --lookup-seconds) LOOKUP_SECONDS=$2; shift ;;
+    --engines) ENGINES=$2; shift ;;
+    --engine-pages) ENGINE_PAGES=$2; shift ;;
     --part-mib) PART_MIB=$2; shift ;;
     --kvfs) KVFS_BIN=$2; shift ;;
     --kvfs-cache-size) KVFS_CACHE_SIZE=$2; shift ;;
@@ -195,6 +200,7 @@ json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "command": """$CMDLINE
   "started_server": $STARTED_RGW == 1, "systems": "$SYSTEMS", "sizes_mib": "$SIZES",
   "chunks": $CHUNKS, "odirect_chunks": $ODIRECT_CHUNKS, "ttfb_chunks": $TTFB_CHUNKS,
   "threads": "$THREADS", "reps": $REPS, "lookup_seconds": $LOOKUP_SECONDS, "part_mib": $PART_MIB,
+  "engines": "$ENGINES", "engine_pages": $ENGINE_PAGES,
   "kvfs": "$KVFS_BIN", "kvfs_rev": sh("git -C $ROOT rev-parse --short HEAD"),
   "s3fs": sh("s3fs --version 2>&1 | head -1"), "rclone": sh("rclone version 2>/dev/null | head -1"),
   "raw_s3": "$RAW_S3", "python": platform.python_version(),
@@ -271,7 +277,7 @@ empty_bucket() {
 # mode uploads after close), and records how long that took after the last close.
 wait_durable() {  # wait_durable SYSTEM REP BUCKET
   local want have t0 waited
-  want=$(find "$MNT" -maxdepth 1 -type f | wc -l)
+  want=$(find "$MNT" -type f | wc -l)  # the engines' patterns nest files in trees
   t0=$(date +%s.%N)
   for _ in $(seq 1 1200); do
     have=$("${S3UTIL[@]}" ls "$3" 2>/dev/null | wc -l)
@@ -286,6 +292,14 @@ KVB_COMMON=(--sizes "$SIZES" --chunks "$CHUNKS" --odirect-chunks "$ODIRECT_CHUNK
   --ttfb-chunks "$TTFB_CHUNKS" --threads "$THREADS" --lookup-seconds "$LOOKUP_SECONDS"
   --out "$RESULTS")
 
+# The engines' own patterns (issue 14); phases as engines_bench.py takes them.
+engines_bench() {  # engines_bench SYSTEM REP DIR LABEL PHASES
+  [ "$ENGINES" = none ] && return 0
+  python3 "$BENCH/engines_bench.py" --dir "$3" --system "$1" --rep "$2" --tag "r$2" \
+    --label "$4" --phases "$5" --engines "$ENGINES" --pages "$ENGINE_PAGES" --threads "$THREADS" \
+    --lookup-seconds "$LOOKUP_SECONDS" --out "$RESULTS" || note "$1" "engines_bench $5 failed"
+}
+
 run_fs() {  # run_fs SYSTEM REP: write on one mount, read on a fresh one (cold, like another node)
   local sys=$1 rep=$2 bucket=kvbench-$1-$RUN_ID log=$OUT/logs/$1-r$2.log
   "${S3UTIL[@]}" mb "$bucket" || { note "$sys" "cannot create bucket $bucket"; return; }
@@ -296,6 +310,7 @@ run_fs() {  # run_fs SYSTEM REP: write on one mount, read on a fresh one (cold, 
   python3 "$BENCH/kvbench.py" --dir "$MNT" --system "$sys" --rep "$rep" --tag "r$rep" \
     --label write-mount --phases write,write_odirect --pid "$DAEMON_PID" \
     "${KVB_COMMON[@]}" || note "$sys" "kvbench write phases failed"
+  engines_bench "$sys" "$rep" "$MNT" write-mount write
   wait_durable "$sys" "$rep" "$bucket"
   unmount_dir "$MNT"
   if ! mount_system "$sys" "$bucket" "$SHM/cache-$sys" "$log"; then
@@ -306,6 +321,7 @@ run_fs() {  # run_fs SYSTEM REP: write on one mount, read on a fresh one (cold, 
     --label read-mount --pid "$DAEMON_PID" \
     --phases ttfb,read_cold,read_cold_odirect,read_warm,read_warm_odirect,read_hit,lookup \
     "${KVB_COMMON[@]}" || note "$sys" "kvbench read phases failed"
+  engines_bench "$sys" "$rep" "$MNT" read-mount read_cold,read_warm,lookup_miss
   unmount_dir "$MNT"
   rm -rf "$SHM/cache-$sys"
   empty_bucket "$bucket"
@@ -325,6 +341,7 @@ run_tmpfs() {
   rm -rf "$SHM/tmpfs"; mkdir -p "$SHM/tmpfs"
   python3 "$BENCH/kvbench.py" --dir "$SHM/tmpfs" --system tmpfs --rep "$1" --tag "r$1" \
     --label tmpfs --phases all "${KVB_COMMON[@]}" || note tmpfs "kvbench failed"
+  engines_bench tmpfs "$1" "$SHM/tmpfs" tmpfs write,read_cold,read_warm,lookup_miss
   rm -rf "$SHM/tmpfs"
 }
 

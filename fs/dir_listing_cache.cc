@@ -2,12 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <iterator>
 #include <utility>
 
 namespace {
 // Real listings may have a few pages without new names (RGW can return empty truncated pages);
 // this many in a row means the server's paging is broken.
 constexpr int kMaxStuckPages = 100;
+// Directories remembered at most (empty ones recorded by lookups, listed ones, miss counters).
+constexpr size_t kMaxDirs = 1 << 17;
 }  // namespace
 
 namespace kvfs {
@@ -28,10 +31,41 @@ std::string DirListingCache::DirOf(const std::string& key) {
 bool DirListingCache::KnownMissing(const std::string& key) {
   if (options_.ttl.count() == 0) return false;
   MutexLock l(&mu_);
-  auto it = dirs_.find(DirOf(key));
-  if (it == dirs_.end() || it->second.names == nullptr) return false;
-  if (!Fresh(it->second.listed_at, Now())) return false;
-  return it->second.names->count(key) == 0;
+  if (dirs_.empty()) return false;
+  const Time now = Now();
+  // `name` is the key of the path component inside `dir`: the key itself, then each ancestor
+  // directory's key (without its '/').
+  std::string name = key;
+  for (std::string dir = DirOf(key);; dir = DirOf(name)) {
+    auto it = dirs_.find(dir);
+    if (it != dirs_.end() && it->second.names != nullptr && Fresh(it->second.listed_at, now) &&
+        it->second.names->count(name) == 0) {
+      return true;
+    }
+    if (dir.empty()) return false;
+    name = dir.substr(0, dir.size() - 1);
+  }
+}
+
+void DirListingCache::RecordEmpty(const std::string& dir) {
+  if (options_.ttl.count() == 0) return;
+  static const auto kEmpty = std::make_shared<const std::unordered_set<std::string>>();
+  MutexLock l(&mu_);
+  const Time now = Now();
+  if (dirs_.size() >= kMaxDirs) {
+    // One entry per missing directory looked up: drop those no longer answering anything.
+    for (auto it = dirs_.begin(); it != dirs_.end();) {
+      const Dir& o = it->second;
+      const bool live = o.listing || Fresh(o.listed_at, now) || Fresh(o.window_start, now);
+      it = live ? std::next(it) : dirs_.erase(it);
+    }
+    if (dirs_.size() >= kMaxDirs) return;
+  }
+  Dir& d = dirs_[dir];
+  if (d.listing) return;  // a real listing is on its way
+  d.listed_at = now;
+  d.too_big = false;
+  d.names = kEmpty;
 }
 
 void DirListingCache::NoteMiss(const std::string& key) {

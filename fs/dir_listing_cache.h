@@ -5,6 +5,13 @@
 // within the TTL, the directory is listed once (paged, delimiter "/"), and until the listing is
 // TTL seconds old a name absent from it is reported missing without a request.
 //
+// A lookup that found neither an object nor any key under "name/" also knows that the directory
+// "name/" is empty; that is recorded as an (empty) listing too (RecordEmpty), and a name is known
+// missing when any ancestor directory's fresh listing lacks the path component leading to it. So
+// the engines' walks down hashed trees that do not exist yet (exists() of
+// "<root>/<model>/.../<hhh>/<hh>/<hash>.bin", mkdir -p of those levels) cost the store nothing
+// below the first missing level.
+//
 // Visibility is the same as for cached negative lookups: a chunk another node uploads after the
 // listing appears within the TTL. Names this mount creates are cached positively by the
 // filesystem (checked first) for longer than any listing made before them lives, so they are never
@@ -40,9 +47,12 @@ class DirListingCache {
   // The directory part of a key: everything up to and including the last '/', or "".
   static std::string DirOf(const std::string& key);
 
-  // True when a listing of DirOf(key) younger than the TTL exists and `key` (as a file or as a
-  // directory) is not in it.
+  // True when a listing younger than the TTL of DirOf(key), or of any directory above it, lacks
+  // the name (file or directory) on the path to `key`.
   bool KnownMissing(const std::string& key) EXCLUDES(mu_);
+
+  // The directory with listing prefix `dir` ("a/b/") was just found to hold no key at all.
+  void RecordEmpty(const std::string& dir) EXCLUDES(mu_);
 
   // Records that a lookup of `key` missed at the cost of a request. Once enough misses in its
   // directory have accumulated, lists the directory in the calling thread.

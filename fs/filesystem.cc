@@ -111,6 +111,11 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs
 
 Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool* needs_store) {
   Node node;
+  if (local_dirs_.Contains(key)) {  // made here by mkdir, nothing under it uploaded yet
+    node.kind = MetaEntry::kDir;
+    node.info.key = key;
+    return node;
+  }
   if (auto e = meta_.Get(key)) {
     if (e->kind == MetaEntry::kMissing) return Status::NotFound("no such file: " + key);
     node.kind = e->kind;
@@ -147,6 +152,9 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool*
       node.info.key = key;
       return node;
     }
+    // Nothing under "key/" either: names below it are known missing too (a walk down a tree
+    // that does not exist yet, mkdir -p) without asking the store again.
+    listings_.RecordEmpty(key + "/");
   }
   meta_.PutMissing(key);
   listings_.NoteMiss(key);
@@ -213,6 +221,11 @@ FileAttr Filesystem::AttrOf(uint64_t ino, const Node& node) const {
 Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, bool* needs_store) {
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  // A temporary name is never uploaded under that name: without a local file it does not exist,
+  // and the open(O_CREAT) of each engine's temp file costs no request.
+  if (IsTempName(name) && local_files_.Find(key) == nullptr) {
+    return Status::NotFound("no such file (temporary name, local only): " + key);
+  }
   KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
   uint64_t ino = inodes_.Ref(parent, name, node.kind == MetaEntry::kDir);
   return FsEntry{AttrOf(ino, node)};

@@ -3,8 +3,12 @@
 // (fs/fuse_adapter.h) only translates, so all behaviour here is unit-testable.
 //
 // Semantics (see man/kvfs.8 for the user-facing list):
-// - Files are objects under key_prefix, named by NameCodec; directories are "name/" marker
-//   objects or implicit key prefixes. With hashed fan-out the namespace is flat.
+// - Files are objects under key_prefix, named by NameCodec; directories are implicit key prefixes
+//   (or "name/" marker objects other tools wrote). mkdir sends nothing: the directory is local to
+//   this mount (LocalDirs) until a file under it is uploaded. With hashed fan-out the namespace is
+//   flat.
+// - Names matching temp_patterns are local only: never uploaded under that name, never looked up
+//   in the store (docs/engines.md).
 // - New files are written to a spool file and uploaded on the first flush/fsync/close (or by
 //   renaming a temp-pattern file to a final name). Only whole chunks are accepted (EINVAL);
 //   close returns 0 only when the object is durable; a failed upload is EIO and leaves nothing.
@@ -34,13 +38,14 @@
 //   rmdir of a non-empty directory                                            EEXIST
 //   an object changed under an open handle                                    ESTALE
 //   shared mmap of a file read from the cache, page_cache false (the kernel)  ENODEV
-//   utimes/touch of an existing file: accepted, ignored
+//   utimes/touch/utimensat of an existing file: accepted, ignored (docs/engines.md)
+//   open(O_TMPFILE) (the kernel: no tmpfile operation)                        EOPNOTSUPP
 //
 // Thread-safety: all methods may be called from many threads at once. Locks, in the order they
 // may be taken: LocalFile::mu_ (held across the upload of that one file) -> LocalFiles::mu_ ->
-// nothing; Filesystem::mu_ (short: maps of handles and directory snapshots), InodeTable and
-// MetaCache internal mutexes are leaves, never held while another lock is taken. No lock is held
-// across a store request except LocalFile::mu_.
+// nothing; Filesystem::mu_ (short: maps of handles and directory snapshots), InodeTable, LocalDirs
+// and MetaCache internal mutexes are leaves, never held while another lock is taken. No lock is
+// held across a store request except LocalFile::mu_.
 #pragma once
 
 #include <sys/types.h>
@@ -56,6 +61,7 @@
 #include "fs/dir_listing_cache.h"
 #include "fs/fs_options.h"
 #include "fs/inode_table.h"
+#include "fs/local_dirs.h"
 #include "fs/local_file.h"
 #include "fs/local_files.h"
 #include "fs/meta_cache.h"
@@ -230,6 +236,9 @@ class Filesystem {
                                               bool created);
   // Metadata cache, inodes and the kernel's view after a transition.
   void Apply(const LocalFile::Outcome& out);
+  // An object now exists under `info.key` (an upload, a rename): cached, and the local
+  // directories above it now exist in the store.
+  void Published(const ObjectInfo& info);
 
   const std::shared_ptr<ObjectStore> store_;
   const std::shared_ptr<ChunkReader> reader_;
@@ -243,6 +252,7 @@ class Filesystem {
   InvalidateFn invalidate_;   // set before the session starts
   ExitingFn exiting_;         // set before the session starts
   LocalFiles local_files_;    // what each key being written shows
+  LocalDirs local_dirs_;      // directories made here that hold no object yet
 
   mutable Mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Handle>> handles_ GUARDED_BY(mu_);

@@ -1,8 +1,10 @@
-// Filesystem directory operations: readdir (paged listing merged with local files), mkdir and
-// rmdir (marker objects "name/"), unlink (policy) and rename (temp upload or server-side copy).
+// Filesystem directory operations: readdir (paged listing merged with local files and
+// directories), mkdir (local until a file under it is uploaded: LocalDirs) and rmdir, unlink
+// (policy) and rename (temp upload or server-side copy).
 #include <linux/fs.h>  // RENAME_NOREPLACE, RENAME_EXCHANGE
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <map>
 
 #include "fs/filesystem.h"
@@ -49,6 +51,9 @@ Result<uint64_t> Filesystem::OpenDir(uint64_t ino) {
   for (const std::string& key : local_files_.KeysWithPrefix(prefix)) {
     if (auto name = codec_.NameOfKey(prefix, key)) names.emplace(*name, false);
   }
+  for (const std::string& dir : local_dirs_.ChildrenOf(prefix)) {
+    if (auto name = codec_.NameOfPrefix(prefix, dir + "/")) names[*name] = true;
+  }
   auto entries = std::make_shared<std::vector<DirEntry>>();
   entries->push_back({".", ino, true});
   entries->push_back({"..", ino == kRootIno ? kRootIno : inodes_.ParentOf(ino), true});
@@ -80,18 +85,15 @@ Result<FsEntry> Filesystem::Mkdir(uint64_t parent, const std::string& name) {
   }
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  // The kernel looked the name up just before: this is answered from the metadata cache.
   auto node = Resolve(key);
   if (node.ok()) return Status::AlreadyExists("mkdir: exists: " + Display(path));
   if (node.status().code() != StatusCode::kNotFound) return node.status();
-  PutOptions opts;
-  opts.if_none_match = true;
-  auto put = store_->Put(key + "/", Body::FromMemory("", 0), opts);
-  // A marker already exists: another node made the directory.
-  if (!put.ok() && put.status().code() == StatusCode::kAlreadyExists) {
-    return Status::AlreadyExists("mkdir: exists: " + Display(path));
-  }
-  if (!put.ok()) return put.status().Annotate("mkdir " + Display(path));
+  // No marker object: the directory exists in the store once a file under it is uploaded
+  // (fs/local_dirs.h). Until then it is empty, so lookups below it need no request either.
+  local_dirs_.Add(key);
   meta_.PutDir(key);
+  listings_.RecordEmpty(key + "/");
   uint64_t ino = inodes_.Ref(parent, name, true);
   return FsEntry{DirAttr(ino)};
 }
@@ -99,17 +101,22 @@ Result<FsEntry> Filesystem::Mkdir(uint64_t parent, const std::string& name) {
 Status Filesystem::Rmdir(uint64_t parent, const std::string& name) {
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string prefix, codec_.DirPrefix(path));
+  const std::string dir_key = prefix.substr(0, prefix.size() - 1);
+  // rmdir(2) allows EEXIST for a non-empty directory (errno map: kAlreadyExists -> EEXIST).
+  if (!local_files_.KeysWithPrefix(prefix).empty() || local_dirs_.AnyUnder(prefix)) {
+    return Status::AlreadyExists("rmdir: directory not empty: " + Display(path));
+  }
   ListRequest req;
   req.prefix = prefix;
   req.max_keys = 2;
   KVFS_ASSIGN_OR_RETURN(ListResult lr, store_->List(req));
   bool empty = lr.common_prefixes.empty();
   for (const auto& o : lr.objects) empty = empty && o.key == prefix;
-  if (!local_files_.KeysWithPrefix(prefix).empty()) empty = false;
-  // rmdir(2) allows EEXIST for a non-empty directory (errno map: kAlreadyExists -> EEXIST).
   if (!empty) return Status::AlreadyExists("rmdir: directory not empty: " + Display(path));
-  KVFS_RETURN_IF_ERROR(store_->Delete(prefix));
-  meta_.PutMissing(prefix.substr(0, prefix.size() - 1));
+  // A directory made here has no marker; one made by other tools may have one.
+  if (!local_dirs_.Contains(dir_key)) KVFS_RETURN_IF_ERROR(store_->Delete(prefix));
+  local_dirs_.Erase(dir_key);
+  meta_.PutMissing(dir_key);
   inodes_.Detach(parent, name);
   return Status::OK();
 }
@@ -175,8 +182,10 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     LocalFile::Outcome out =
         lf->RenameTo(std::move(dst), IsTempName(new_name), no_replace, &replaced);
     if (out.kind == LocalFile::Outcome::kRejected || !out.status.ok()) return out.status;
+    // The old name's lookups: a temp name's cost nothing (Lookup), another's asks the store (an
+    // older object of that name may still be there).
     meta_.Erase(out.place.key);
-    if (out.kind == LocalFile::Outcome::kPublished) meta_.PutFile(out.info);
+    if (out.kind == LocalFile::Outcome::kPublished) Published(out.info);
     // A local file that had the target name is gone. Discarded after lf's lock is released:
     // two LocalFile locks are never held at once.
     if (replaced) replaced->Discard();
@@ -186,6 +195,13 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
       return Status::NotSupported("rename of directories is not supported: " + Display(src_path));
     }
     // An uploaded file: server-side copy, then delete the source.
+    static std::atomic<bool> hinted{false};
+    if (!hinted.exchange(true)) {
+      spdlog::info(
+          "kvfs: rename of the uploaded file '{}' costs a server-side copy and a delete; if it is "
+          "a temporary name, add a pattern matching it to temp_patterns (shown once)",
+          Display(src_path));
+    }
     PutOptions opts;
     opts.if_none_match = no_replace;
     auto info = store_->Copy(src_key, dst_key, opts);
@@ -193,7 +209,7 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     KVFS_RETURN_IF_ERROR(store_->Delete(src_key));
     info->key = dst_key;
     if (info->size == 0) info->size = node.info.size;
-    meta_.PutFile(*info);
+    Published(*info);
     meta_.PutMissing(src_key);
     reader_->Invalidate(src_key);
     reader_->Invalidate(dst_key);

@@ -25,6 +25,14 @@ enum class ExistsPolicy {
   kEexist,      // always EEXIST
 };
 
+// Temporary names of the engines' disk tiers (docs/engines.md): "<final>.tmp" (LMCache MP fs and
+// fs_native, llm-d "<target>_<random>.tmp"), "<final>.tmp.<pid>.<tid>.<uuid>" (SGLang HiCacheFile),
+// "<final>.tmp<8 hex>" (LMCache GDS data and .metadata files).
+inline const std::vector<std::string>& DefaultTempPatterns() {
+  static const std::vector<std::string> patterns = {"*.tmp", "*.tmp.*", "*.tmp[0-9a-f]*"};
+  return patterns;
+}
+
 struct FsOptions {
   // Key prefix under which the filesystem lives: "" or "dir/" (a missing trailing '/' is added).
   std::string key_prefix;
@@ -49,9 +57,10 @@ struct FsOptions {
   // Shared mmap(2) of such files then fails with ENODEV (private mappings work). true: the page
   // cache is used and kept across opens (a chunk read again at once comes from memory).
   bool page_cache = false;
-  // fnmatch(3) patterns of names kept local (never uploaded under that name); renaming such a
-  // file to a non-matching name uploads it under the new name.
-  std::vector<std::string> temp_patterns = {"*.tmp"};
+  // fnmatch(3) patterns of names kept local (never uploaded under that name, and never looked up
+  // in the store: a lookup of such a name with no local file is a miss without a request);
+  // renaming such a file to a non-matching name uploads it under the new name.
+  std::vector<std::string> temp_patterns = DefaultTempPatterns();
   UnlinkPolicy unlink_policy = UnlinkPolicy::kRemote;
   ExistsPolicy exists_policy = ExistsPolicy::kSameSizeOk;
   // Lifetime of cached lookups (positive and negative), also handed to the kernel. 0: no caching.

@@ -22,7 +22,7 @@ void Filesystem::Apply(const LocalFile::Outcome& out) {
     case LocalFile::Outcome::kRejected:
       return;
     case LocalFile::Outcome::kPublished:
-      meta_.PutFile(out.info);
+      Published(out.info);
       return;
     case LocalFile::Outcome::kDropped:
       // No object, no visible file: the kernel saw the name created, so it is told to forget it.
@@ -33,6 +33,13 @@ void Filesystem::Apply(const LocalFile::Outcome& out) {
       }
       return;
   }
+}
+
+void Filesystem::Published(const ObjectInfo& info) {
+  meta_.PutFile(info);
+  // Directories made here exist in the store from now on (as the prefix of this key); they stay
+  // cached as directories for the TTL, as mkdir left them.
+  for (const std::string& dir : local_dirs_.Filled(info.key)) meta_.PutDir(dir);
 }
 
 Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,

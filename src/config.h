@@ -49,7 +49,7 @@ struct KvfsConfig {
   // --- Chunk files and names ---
   std::vector<uint64_t> chunk_sizes;      // allowed whole-chunk sizes; empty: any non-empty size
   uint64_t max_chunk_bytes = 256 * kMiB;  // a write past this size fails with EFBIG
-  std::vector<std::string> temp_patterns = {"*.tmp"};  // fnmatch patterns kept local
+  std::vector<std::string> temp_patterns = DefaultTempPatterns();  // fnmatch, kept local
   UnlinkPolicy unlink_policy = UnlinkPolicy::kRemote;
   ExistsPolicy exists_policy = ExistsPolicy::kSameSizeOk;
   int metadata_cache_ttl_secs = 30;  // positive and negative lookups; also the kernel timeouts

@@ -24,7 +24,7 @@ TEST(ConfigTest, Defaults) {
   KvfsConfig c;
   EXPECT_EQ(c.source_kind, SourceKind::kNone);
   EXPECT_EQ(c.max_chunk_bytes, 256 * kMiB);
-  EXPECT_EQ(c.temp_patterns, std::vector<std::string>{"*.tmp"});
+  EXPECT_EQ(c.temp_patterns, (std::vector<std::string>{"*.tmp", "*.tmp.*", "*.tmp[0-9a-f]*"}));
   EXPECT_EQ(c.metadata_cache_ttl_secs, 30);
   EXPECT_EQ(c.stale_upload_age_secs, 3600);
   EXPECT_EQ(c.cached_chunk_trust_secs, 3600);

@@ -50,6 +50,26 @@ TEST_F(DirListingCacheTest, MissesTriggerOneListingThenAnswerLocally) {
   EXPECT_EQ(store_->counters().list.load(), 1u);
 }
 
+TEST_F(DirListingCacheTest, AnEmptyDirectoryAnswersForEverythingBelowIt) {
+  DirListingCache c = Make();
+  c.RecordEmpty("p/model/");
+  EXPECT_TRUE(c.KnownMissing("p/model/x"));
+  EXPECT_TRUE(c.KnownMissing("p/model/a/b/c.bin"));  // any depth below
+  EXPECT_FALSE(c.KnownMissing("p/model"));           // the directory itself: not known here
+  EXPECT_FALSE(c.KnownMissing("p/other/x"));
+  EXPECT_EQ(store_->counters().list.load(), 0u);
+  now_ += seconds(30);
+  EXPECT_FALSE(c.KnownMissing("p/model/a/b/c.bin"));  // expired with the TTL
+}
+
+TEST_F(DirListingCacheTest, AListedAncestorAnswersForDeeperNames) {
+  store_->PutObject("p/sub/deeper", "y");
+  DirListingCache c = Make();
+  for (int i = 0; i < 3; ++i) c.NoteMiss("p/m" + std::to_string(i));  // lists "p/"
+  EXPECT_TRUE(c.KnownMissing("p/nodir/x/y"));   // "p/nodir" is not in the listing of "p/"
+  EXPECT_FALSE(c.KnownMissing("p/sub/other"));  // "p/sub" is: "p/sub/" was never listed
+}
+
 TEST_F(DirListingCacheTest, ChunksOfOtherNodesAppearWithinTheTtl) {
   DirListingCache c = Make();
   for (int i = 0; i < 3; ++i) c.NoteMiss("p/m" + std::to_string(i));
