@@ -42,8 +42,8 @@ class Uploader {
  private:
   Result<ObjectInfo> PutOnce(const std::string& key, int fd, uint64_t size);
   Result<ObjectInfo> Multipart(const std::string& key, int fd, uint64_t size);
-  // The key existed: decide success (created = false) or EEXIST.
-  Result<UploadOutcome> OnExists(const std::string& key, uint64_t size,
+  // The key existed: ours (same size and checksum: created), success (created = false) or EEXIST.
+  Result<UploadOutcome> OnExists(const std::string& key, int fd, uint64_t size,
                                  const std::string& display_name, bool no_replace);
 
   const std::shared_ptr<ObjectStore> store_;

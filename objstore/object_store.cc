@@ -1,9 +1,36 @@
 #include "objstore/object_store.h"
 
+#include <cstdio>
 #include <future>
 #include <memory>
 
 namespace kvfs {
+
+std::string FormatCrc32c(uint32_t crc) {
+  char buf[9];
+  std::snprintf(buf, sizeof(buf), "%08x", crc);
+  return buf;
+}
+
+std::optional<uint32_t> ParseCrc32c(const std::string& hex) {
+  // Exactly 8 hex digits: anything else (another tool's value, damage) counts as no checksum.
+  if (hex.size() != 8) return std::nullopt;
+  uint32_t v = 0;
+  for (char c : hex) {
+    int d;
+    if (c >= '0' && c <= '9') {
+      d = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      d = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      d = c - 'A' + 10;
+    } else {
+      return std::nullopt;
+    }
+    v = v << 4 | static_cast<uint32_t>(d);
+  }
+  return v;
+}
 
 // Each synchronous form parks the caller on a promise that the callback fulfils. The callback runs
 // on the store's I/O thread (or inline), never on the waiting thread, so this cannot deadlock as

@@ -45,6 +45,9 @@ struct KvfsConfig {
   uint64_t cache_size = 16 * kGiB;     // capacity in bytes
   double cache_high_watermark = 0.85;  // start evicting above this fraction of cache_size
   double cache_evict_ratio = 0.2;      // then free this fraction of cache_size
+  // Check downloads against the checksum their writer recorded before serving them ("auto");
+  // false: "off".
+  bool verify = true;
 
   // --- Chunk files and names ---
   std::vector<uint64_t> chunk_sizes;      // allowed whole-chunk sizes; empty: any non-empty size

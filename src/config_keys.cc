@@ -109,6 +109,8 @@ std::vector<ConfigKey> BuildTable() {
       "cache_high_watermark", [](KvfsConfig & c) -> auto& { return c.cache_high_watermark; }));
   t.push_back(FractionKey(
       "cache_evict_ratio", [](KvfsConfig & c) -> auto& { return c.cache_evict_ratio; }));
+  t.push_back(EnumKey<bool>("verify", [](KvfsConfig & c) -> auto& { return c.verify; },
+                            {{"auto", true}, {"off", false}}));
   // Chunks and names.
   t.push_back(SizeListKey(
       "chunk_sizes", [](KvfsConfig & c) -> auto& { return c.chunk_sizes; }));

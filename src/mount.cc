@@ -57,6 +57,7 @@ CachedReaderOptions MakeReaderOptions(const KvfsConfig& c) {
   CachedReaderOptions o;
   o.part_size = c.get_part_size;
   o.max_parallel_parts = std::clamp(c.s3.max_inflight, 1, 8);
+  o.verify = c.verify;
   return o;
 }
 

@@ -18,6 +18,8 @@ std::string FormatStats(const ReaderStats& r, const CacheStats& c, const StoreSt
       {"kvfs_downloads_in_flight", r.fetches_in_flight},
       {"kvfs_get_parts_in_flight", r.parts_in_flight},
       {"kvfs_download_failures", r.fetch_failures},
+      {"kvfs_download_verify_failures", r.verify_failures},
+      {"kvfs_downloads_unverified", r.unverified},
       {"kvfs_read_errors", r.read_errors},
       {"kvfs_cache_entries", c.entries},
       {"kvfs_cache_bytes", c.bytes},

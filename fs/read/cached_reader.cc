@@ -51,8 +51,8 @@ Result<std::unique_ptr<ReadHandle>> CachedReader::Open(const std::string& key,
   info.key = key;
   if (cache_ == nullptr || info.size > cache_->capacity()) return Stream(info);
 
-  FetchContext ctx{store_.get(), opts_.part_size,         &workers_, &counters_,
-                   this,         opts_.max_parallel_parts};
+  FetchContext ctx{store_.get(), opts_.part_size,          &workers_,   &counters_,
+                   this,         opts_.max_parallel_parts, opts_.verify};
   // A few rounds cover the races between a lookup and a download that commits meanwhile.
   for (int attempt = 0; attempt < 3; attempt++) {
     bool mismatch = false;
@@ -144,6 +144,8 @@ ReaderStats CachedReader::Stats() const {
   s.fetches_in_flight = counters_.fetches_in_flight;
   s.parts_in_flight = counters_.parts_in_flight;
   s.fetch_failures = counters_.fetch_failures;
+  s.verify_failures = counters_.verify_failures;
+  s.unverified = counters_.unverified;
   s.read_errors = counters_.read_errors;
   return s;
 }

@@ -38,6 +38,8 @@ struct CachedReaderOptions {
   int max_parallel_parts = 8;
   // Threads that finish downloaded parts and commit complete downloads to the cache.
   int write_threads = 2;
+  // `verify`: see FetchContext::verify.
+  bool verify = true;
 };
 
 struct ReaderStats {
@@ -52,6 +54,8 @@ struct ReaderStats {
   uint64_t fetches_in_flight = 0;
   uint64_t parts_in_flight = 0;
   uint64_t fetch_failures = 0;
+  uint64_t verify_failures = 0;
+  uint64_t unverified = 0;
   uint64_t read_errors = 0;
 };
 

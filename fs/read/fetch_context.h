@@ -26,7 +26,12 @@ struct ReaderCounters {
   std::atomic<uint64_t> fetches_in_flight{0};
   std::atomic<uint64_t> parts_in_flight{0};
   std::atomic<uint64_t> fetch_failures{0};  // downloads that ended in an error
-  std::atomic<uint64_t> read_errors{0};     // Read/ReadFd calls that returned an error
+  // Downloads whose bytes did not match the checksum recorded with the object (EIO to readers).
+  std::atomic<uint64_t> verify_failures{0};
+  // Downloads completed without a recorded checksum to check (multipart uploads, other writers)
+  // or with verification off.
+  std::atomic<uint64_t> unverified{0};
+  std::atomic<uint64_t> read_errors{0};  // Read/ReadFd calls that returned an error
 };
 
 // Implemented by CachedReader. Called with no lock of the fetch held.
@@ -46,6 +51,9 @@ struct FetchContext {
   ReaderCounters* counters = nullptr;
   FetchOwner* owner = nullptr;
   int max_parallel_parts = 8;
+  // Check each download against the CRC32C recorded with the object (ObjectInfo::crc32c) before
+  // any byte of it is served or cached (`verify: auto`).
+  bool verify = true;
 };
 
 }  // namespace kvfs

@@ -30,7 +30,9 @@ ObjectFetch::ObjectFetch(const FetchContext& ctx, std::string key, ObjectInfo in
       parts_(nparts_, PartState::kPending),
       have_(nparts_, 0),
       wake_at_(nparts_, kNoWaiter),
-      part_crc_(nparts_, 0) {}
+      part_crc_(nparts_, 0),
+      expected_crc_(info_.crc32c),
+      checksum_known_(info_.crc32c.has_value() || !ctx.verify) {}
 
 ObjectFetch::~ObjectFetch() {
   if (fd_ >= 0) close(fd_);
@@ -100,6 +102,7 @@ void ObjectFetch::Pump() {
     GetRequest req;
     req.key = key_;
     req.if_match = info_.etag;
+    req.on_info = [self = shared_from_this()](const ObjectInfo& i) { self->OnInfo(i); };
     {
       MutexLock l(&mu_);
       if (state_ != State::kRunning) return;
@@ -156,6 +159,19 @@ Status ObjectFetch::OnBytes(size_t part, PartProgress* progress, const char* dat
     cv_.SignalAll();
   }
   return Status::OK();
+}
+
+void ObjectFetch::OnInfo(const ObjectInfo& info) {
+  MutexLock l(&mu_);
+  if (checksum_known_) return;
+  checksum_known_ = true;
+  expected_crc_ = info.crc32c;
+}
+
+bool ObjectFetch::HoldsBytesLocked() const {
+  if (!ctx_.verify || verified_) return false;
+  // Not known yet: no GET has answered, so no byte has arrived either.
+  return !checksum_known_ || expected_crc_.has_value();
 }
 
 Status ObjectFetch::CheckPart(size_t part, const Result<uint64_t>& got) const {
@@ -239,11 +255,37 @@ bool ObjectFetch::DrainedLocked() {
 void ObjectFetch::Finish() {
   uint32_t crc = 0;
   FillRef fill;
+  std::optional<uint32_t> expected;
+  Status mismatch;
   {
     MutexLock l(&mu_);
     for (size_t p = 0; p < nparts_; p++) crc = Crc32cCombine(crc, part_crc_[p], PartLength(p));
     fill = std::move(fill_);
+    expected = ctx_.verify ? expected_crc_ : std::nullopt;
+    if (expected && *expected != crc) {
+      state_ = State::kFailed;
+      error_ = Status::DataLoss("download of " + key_ + " does not match its checksum (CRC32C " +
+                                FormatCrc32c(crc) + ", recorded " + FormatCrc32c(*expected) +
+                                "): changed on the wire or in the store; not served");
+      mismatch = error_;
+      stopped_ = true;
+      drained_ = true;  // no GET is outstanding after the last part
+    } else {
+      verified_ = true;
+    }
+    cv_.SignalAll();
   }
+  if (!mismatch.ok()) {
+    spdlog::error("read: {}", mismatch.ToString());
+    ctx_.counters->verify_failures++;
+    ctx_.counters->fetch_failures++;
+    ctx_.owner->FetchFinished(key_, this);
+    fill.Reset();  // never cached
+    ctx_.counters->fetches_in_flight--;
+    ctx_.owner->FetchDrained();
+    return;
+  }
+  if (!expected) ctx_.counters->unverified++;
   Result<EntryRef> entry = fill.Commit(crc);
   if (!entry.ok()) {
     // The bytes are all in our fd, so open handles are unaffected; only later opens miss.
@@ -262,7 +304,7 @@ bool ObjectFetch::WouldWait(uint64_t offset, uint64_t length) const {
   if (state_ == State::kFailed || state_ == State::kAbandoned) {
     return error_.code() == StatusCode::kNoSpace;
   }
-  if (state_ == State::kStarting) return true;
+  if (state_ == State::kStarting || HoldsBytesLocked()) return true;
   if (length == 0 || offset >= info_.size) return false;
   const uint64_t end = std::min(info_.size, offset + length);
   for (size_t p = offset / part_size_; p <= (end - 1) / part_size_; p++) {
@@ -321,7 +363,7 @@ Status ObjectFetch::WaitFor(uint64_t offset, uint64_t length) {
         wake_at_[p] = std::min(wake_at_[p], need);
       }
     }
-    if (ready) return Status::OK();
+    if (ready && !HoldsBytesLocked()) return Status::OK();
     if (!wait()) return late();
   }
 }

@@ -10,6 +10,13 @@
 // the queue. When all parts are in, the per-part CRCs are combined and the fill is committed (no
 // second pass over the bytes).
 //
+// Verification (ctx.verify, `verify: auto`): when the object carries a CRC32C recorded by its
+// writer (ObjectInfo::crc32c from HEAD, or from the first GET's reply for objects known from a
+// LIST), readers get no byte until the combined CRC of all parts matched it: a byte changed on the
+// wire or at rest fails the fetch with kDataLoss (EIO) and is never served or cached. That costs
+// the overlap of reply and download for such objects (engines read whole chunks, so they wait for
+// the last byte anyway). Objects without a checksum stream as they arrive, counted as unverified.
+//
 // Any failed part (after the store's own retries and resumes), a short part (object smaller than
 // listed), or an object larger than listed (checked by a 1-byte GET past the end when the ETag is
 // unknown) fails the whole fetch: readers get the error, the partial fill is dropped, and the
@@ -86,8 +93,12 @@ class ObjectFetch : public std::enable_shared_from_this<ObjectFetch> {
   void OnPartDone(size_t part, const PartProgress& progress, Result<uint64_t> got) EXCLUDES(mu_);
   Status CheckPart(size_t part, const Result<uint64_t>& got) const;
   bool DrainedLocked() REQUIRES(mu_);
-  // On a worker thread, after the last part: commit the fill.
+  // On a worker thread, after the last part: verify, then commit the fill.
   void Finish() EXCLUDES(mu_);
+  // On the store's I/O thread: what a GET's reply said of the object (its checksum).
+  void OnInfo(const ObjectInfo& info) EXCLUDES(mu_);
+  // Whether readers must wait for the whole object to be verified before they see any byte.
+  bool HoldsBytesLocked() const REQUIRES(mu_);
 
   const FetchContext ctx_;
   const std::string key_;
@@ -117,6 +128,10 @@ class ObjectFetch : public std::enable_shared_from_this<ObjectFetch> {
   bool probe_done_ GUARDED_BY(mu_) = false;
   bool fill_dropped_ GUARDED_BY(mu_) = false;  // after a failure
   bool drained_ GUARDED_BY(mu_) = false;       // reported to the owner
+  // The checksum to verify against: from info_, else from the first GET reply (checksum_known_).
+  std::optional<uint32_t> expected_crc_ GUARDED_BY(mu_);
+  bool checksum_known_ GUARDED_BY(mu_) = false;
+  bool verified_ GUARDED_BY(mu_) = false;  // all bytes in, and matched (or nothing to match)
   FillRef fill_ GUARDED_BY(mu_);
   EntryRef entry_ GUARDED_BY(mu_);  // after commit: pins the entry while handles read it
 };

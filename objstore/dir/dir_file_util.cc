@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -82,6 +83,30 @@ ObjectInfo InfoFromStat(const std::string& key, const struct stat& st) {
   info.etag = StatEtag(st);
   info.mtime_sec = st.st_mtim.tv_sec;
   return info;
+}
+
+namespace {
+constexpr char kChecksumXattr[] = "user.kvfs.crc32c";
+}  // namespace
+
+void SetChecksumXattr(int fd, std::optional<uint32_t> crc) {
+  if (!crc) return;
+  const std::string hex = FormatCrc32c(*crc);
+  (void)::fsetxattr(fd, kChecksumXattr, hex.data(), hex.size(), 0);
+}
+
+std::optional<uint32_t> ChecksumXattr(int fd) {
+  char buf[16];
+  const ssize_t n = ::fgetxattr(fd, kChecksumXattr, buf, sizeof(buf));
+  if (n <= 0) return std::nullopt;
+  return ParseCrc32c(std::string(buf, static_cast<size_t>(n)));
+}
+
+std::optional<uint32_t> ChecksumXattr(const std::string& path) {
+  char buf[16];
+  const ssize_t n = ::getxattr(path.c_str(), kChecksumXattr, buf, sizeof(buf));
+  if (n <= 0) return std::nullopt;
+  return ParseCrc32c(std::string(buf, static_cast<size_t>(n)));
 }
 
 std::string RandomHex(size_t bytes) {

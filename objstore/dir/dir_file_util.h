@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "objstore/object_store.h"
@@ -41,6 +42,13 @@ std::string StatEtag(const struct stat& st);
 
 // ObjectInfo of a stored file.
 ObjectInfo InfoFromStat(const std::string& key, const struct stat& st);
+
+// The writer's CRC32C of an object file (ObjectInfo::crc32c), kept as the extended attribute
+// user.kvfs.crc32c. Setting it is best effort: a file system without user xattrs (tmpfs before
+// Linux 6.6) stores objects that simply carry no checksum.
+void SetChecksumXattr(int fd, std::optional<uint32_t> crc);
+std::optional<uint32_t> ChecksumXattr(int fd);
+std::optional<uint32_t> ChecksumXattr(const std::string& path);
 
 // `bytes` random bytes from the kernel, as lower-case hex.
 std::string RandomHex(size_t bytes);

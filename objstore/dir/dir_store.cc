@@ -152,7 +152,9 @@ Result<ObjectInfo> DirStore::Publish(const std::string& tmp_path, const std::str
     }
   }
   if (options_.sync) KVFS_RETURN_IF_ERROR(FsyncDir(parent));
-  return InfoFromStat(key, st);
+  ObjectInfo info = InfoFromStat(key, st);
+  info.crc32c = opts.crc32c;
+  return info;
 }
 
 Result<ObjectInfo> DirStore::Head(const std::string& key) {
@@ -164,7 +166,9 @@ Result<ObjectInfo> DirStore::Head(const std::string& key) {
     }
     return Status::FromErrno(errno, "stat object " + Quote(key) + " in " + Describe());
   }
-  return InfoFromStat(key, st);
+  ObjectInfo info = InfoFromStat(key, st);
+  info.crc32c = ChecksumXattr(path);
+  return info;
 }
 
 Result<uint64_t> DirStore::GetSync(const GetRequest& req, const RangeReader& read) {
@@ -183,6 +187,11 @@ Result<uint64_t> DirStore::GetSync(const GetRequest& req, const RangeReader& rea
     return Status::PreconditionFailed("object " + Quote(req.key) + " in " + Describe() +
                                       " changed: ETag is " + StatEtag(st) + ", expected " +
                                       req.if_match);
+  }
+  if (req.on_info) {
+    ObjectInfo info = InfoFromStat(req.key, st);
+    info.crc32c = ChecksumXattr(fd);
+    req.on_info(info);
   }
   uint64_t size = static_cast<uint64_t>(st.st_size);
   if (req.offset >= size) return uint64_t{0};
@@ -224,8 +233,13 @@ Result<ObjectInfo> DirStore::PutSync(const std::string& key, const Body& body,
                                      const PutOptions& opts) {
   KVFS_RETURN_IF_ERROR(EncodeKey(key).status());
   std::string what = "object " + Quote(key);
-  KVFS_ASSIGN_OR_RETURN(std::string tmp,
-                        WriteTemp([&](int fd) { return WriteBody(fd, body, what); }, what));
+  KVFS_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(
+                                             [&](int fd) {
+                                               KVFS_RETURN_IF_ERROR(WriteBody(fd, body, what));
+                                               SetChecksumXattr(fd, opts.crc32c);
+                                               return Status::OK();
+                                             },
+                                             what));
   return Publish(tmp, key, opts);
 }
 
@@ -266,11 +280,19 @@ Result<ObjectInfo> DirStore::Copy(const std::string& src_key, const std::string&
   struct stat st;
   if (::fstat(src, &st) != 0) return Status::FromErrno(errno, "stat " + Quote(src_key));
   std::string what = "copy of " + Quote(src_key) + " to " + Quote(dst_key);
+  // As S3's CopyObject, the copy keeps the source's metadata: its checksum.
+  PutOptions publish = opts;
+  publish.crc32c = ChecksumXattr(src);
   KVFS_ASSIGN_OR_RETURN(
       std::string tmp,
-      WriteTemp([&](int fd) { return CopyFile(src, fd, static_cast<uint64_t>(st.st_size), what); },
-                what));
-  return Publish(tmp, dst_key, opts);
+      WriteTemp(
+          [&](int fd) {
+            KVFS_RETURN_IF_ERROR(CopyFile(src, fd, static_cast<uint64_t>(st.st_size), what));
+            SetChecksumXattr(fd, publish.crc32c);
+            return Status::OK();
+          },
+          what));
+  return Publish(tmp, dst_key, publish);
 }
 
 }  // namespace dirstore

@@ -20,6 +20,7 @@ struct GetState {
   uint64_t attempt_start = 0;  // object offset this attempt asked for
   uint64_t skip = 0;           // leading bytes to drop (a 200 to a ranged request)
   bool saw_headers = false;
+  bool info_reported = false;  // req.on_info called (once per GET, not per attempt)
   Status sink_error;
 };
 
@@ -67,6 +68,15 @@ Status OnHeaders(GetState* s, const HttpExchange& ex, const std::string& what) {
           "object for a request from byte " + std::to_string(s->attempt_start) +
           "); kvfs needs ranged GETs (HTTP 206)");
     }
+  }
+  if (!s->info_reported && s->req.on_info) {
+    s->info_reported = true;
+    ObjectInfo info;
+    info.key = s->req.key;
+    info.etag = etag;
+    if (s->object_size >= 0) info.size = static_cast<uint64_t>(s->object_size);
+    info.crc32c = ParseCrc32c(ex.Header(kChecksumMetaHeader));
+    s->req.on_info(info);
   }
   return Status::OK();
 }

@@ -19,6 +19,7 @@ ObjectInfo InfoFromHeaders(const std::string& key, const HttpExchange& ex) {
   ObjectInfo info;
   info.key = key;
   info.etag = StripQuotes(ex.Header("etag"));
+  info.crc32c = ParseCrc32c(ex.Header(kChecksumMetaHeader));
   std::string when = ex.Header("last-modified");
   if (when.empty()) when = ex.Header("date");
   if (!when.empty()) {

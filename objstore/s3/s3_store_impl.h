@@ -47,7 +47,8 @@ class S3Store : public ObjectStore {
  private:
   // One PUT (with its retries); `if_none_match` sends "If-None-Match: *" and turns 412 into
   // kAlreadyExists.
-  void PutOnce(const std::string& key, const Body& body, bool if_none_match, PutCallback done);
+  void PutOnce(const std::string& key, const Body& body, bool if_none_match,
+               std::optional<uint32_t> crc32c, PutCallback done);
 
   std::unique_ptr<S3Client> client_;
 };

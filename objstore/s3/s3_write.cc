@@ -47,13 +47,14 @@ std::string ExpectedMultipartEtag(const std::vector<CompletedPart>& parts) {
 }
 
 void S3Store::PutOnce(const std::string& key, const Body& body, bool if_none_match,
-                      PutCallback done) {
+                      std::optional<uint32_t> crc32c, PutCallback done) {
   auto call = std::make_shared<S3Call>();
   call->operation = "PUT";
   call->method = "PUT";
   call->key = key;
   call->body = body;
   call->has_body = true;
+  if (crc32c) call->headers.emplace_back(kChecksumMetaHeader, FormatCrc32c(*crc32c));
   if (if_none_match) {
     call->headers.emplace_back("If-None-Match", "*");
     if (body.length >= kExpectContinueBytes) call->headers.emplace_back("Expect", "100-continue");
@@ -71,6 +72,7 @@ void S3Store::PutOnce(const std::string& key, const Body& body, bool if_none_mat
     }
     ObjectInfo info = InfoFromHeaders(key, *ex);
     info.size = size;
+    info.crc32c = crc32c;
     done(std::move(info));
   };
   client_->Execute(std::move(call));
@@ -79,31 +81,33 @@ void S3Store::PutOnce(const std::string& key, const Body& body, bool if_none_mat
 void S3Store::PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
                        PutCallback done) {
   if (!opts.if_none_match) {
-    PutOnce(key, body, false, std::move(done));
+    PutOnce(key, body, false, opts.crc32c, std::move(done));
     return;
   }
   const std::string what = "PUT " + S3Uri(client_->options().bucket, key);
   // kHeadCheck, and kAuto's fallback: HEAD, then an unconditional PUT if the key is absent.
-  auto head_then_put = [this, key, body, what](PutCallback cb, Status if_exists) {
-    HeadAsync(key, [this, key, body, what, cb = std::move(cb), if_exists](Result<ObjectInfo> r) {
-      if (r.ok()) {
-        cb(AlreadyExists(what, if_exists));
-      } else if (r.status().code() == StatusCode::kNotFound) {
-        PutOnce(key, body, false, cb);
-      } else {
-        cb(r.status());
-      }
-    });
+  const std::optional<uint32_t> crc = opts.crc32c;
+  auto head_then_put = [this, key, body, what, crc](PutCallback cb, Status if_exists) {
+    HeadAsync(key,
+              [this, key, body, what, crc, cb = std::move(cb), if_exists](Result<ObjectInfo> r) {
+                if (r.ok()) {
+                  cb(AlreadyExists(what, if_exists));
+                } else if (r.status().code() == StatusCode::kNotFound) {
+                  PutOnce(key, body, false, crc, cb);
+                } else {
+                  cb(r.status());
+                }
+              });
   };
   switch (client_->options().conditional_create) {
     case ConditionalCreateMode::kHeadCheck:
       head_then_put(std::move(done), Status::OK());
       return;
     case ConditionalCreateMode::kHeader:
-      PutOnce(key, body, true, std::move(done));
+      PutOnce(key, body, true, crc, std::move(done));
       return;
     case ConditionalCreateMode::kAuto:
-      PutOnce(key, body, true,
+      PutOnce(key, body, true, crc,
               [head_then_put, done = std::move(done), what](Result<ObjectInfo> r) mutable {
                 // A 412 may be a lie (Ceph RGW 16 on new keys) and a 501 means no support:
                 // check with HEAD before believing it.

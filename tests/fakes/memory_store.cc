@@ -60,7 +60,7 @@ Result<std::string> MemoryStore::ReadBody(const Body& body) {
 }
 
 ObjectInfo MemoryStore::InfoLocked(const std::string& key, const Object& obj) const {
-  return ObjectInfo{key, obj.data.size(), obj.etag, obj.mtime_sec};
+  return ObjectInfo{key, obj.data.size(), obj.etag, obj.mtime_sec, obj.crc32c};
 }
 
 std::string MemoryStore::NextEtagLocked(const std::string& data) {
@@ -78,6 +78,7 @@ Result<ObjectInfo> MemoryStore::Head(const std::string& key) {
 
 void MemoryStore::GetAsync(const GetRequest& req, char* dst, GetCallback done) {
   counters_.get++;
+  std::optional<ObjectInfo> info;
   Result<uint64_t> result = [&]() -> Result<uint64_t> {
     MutexLock l(&mu_);
     auto it = objects_.find(req.key);
@@ -86,11 +87,13 @@ void MemoryStore::GetAsync(const GetRequest& req, char* dst, GetCallback done) {
     if (!req.if_match.empty() && req.if_match != obj.etag) {
       return Status::PreconditionFailed("object changed: " + req.key);
     }
+    info = InfoLocked(req.key, obj);
     if (req.offset >= obj.data.size()) return uint64_t{0};
     uint64_t n = std::min<uint64_t>(req.length, obj.data.size() - req.offset);
     std::memcpy(dst, obj.data.data() + req.offset, n);
     return n;
   }();
+  if (info && req.on_info) req.on_info(*info);
   done(std::move(result));
 }
 
@@ -108,6 +111,7 @@ void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOp
     obj.etag = NextEtagLocked(data);
     obj.data = std::move(data);
     obj.mtime_sec = NowSec();
+    obj.crc32c = opts.crc32c;
     return InfoLocked(key, obj);
   }();
   done(std::move(result));
@@ -188,6 +192,7 @@ Result<ObjectInfo> MemoryStore::CompleteMultipartUpload(const std::string& key,
   obj.etag = NextEtagLocked(data) + "-" + std::to_string(parts.size());
   obj.data = std::move(data);
   obj.mtime_sec = NowSec();
+  obj.crc32c.reset();  // as on S3: metadata is set at CreateMultipartUpload, kvfs sets none
   uploads_.erase(it);
   return InfoLocked(key, obj);
 }
@@ -268,11 +273,13 @@ Result<ObjectInfo> MemoryStore::Copy(const std::string& src_key, const std::stri
   if (opts.if_none_match && objects_.count(dst_key)) {
     return Status::AlreadyExists("key exists: " + dst_key);
   }
-  std::string data = it->second.data;  // copy before operator[] may rebalance
+  std::string data = it->second.data;                     // copy before operator[] may rebalance
+  const std::optional<uint32_t> crc = it->second.crc32c;  // S3 copies metadata
   Object& obj = objects_[dst_key];
   obj.etag = NextEtagLocked(data);
   obj.data = std::move(data);
   obj.mtime_sec = NowSec();
+  obj.crc32c = crc;
   return InfoLocked(dst_key, obj);
 }
 
@@ -282,6 +289,13 @@ void MemoryStore::PutObject(const std::string& key, std::string data) {
   obj.etag = NextEtagLocked(data);
   obj.data = std::move(data);
   obj.mtime_sec = NowSec();
+  obj.crc32c.reset();
+}
+
+void MemoryStore::CorruptObject(const std::string& key, uint64_t offset) {
+  MutexLock l(&mu_);
+  auto it = objects_.find(key);
+  if (it != objects_.end() && offset < it->second.data.size()) it->second.data[offset] ^= 0xff;
 }
 
 std::optional<std::string> MemoryStore::GetObject(const std::string& key) const {

@@ -55,6 +55,9 @@ class MemoryStore : public ObjectStore {
   // --- Test helpers ---
   // Stores an object directly (as "another tool" would), bypassing counters.
   void PutObject(const std::string& key, std::string data);
+  // Flips the bits of the byte at `offset` of an object in place, keeping its ETag and checksum:
+  // damage at rest that only a checksum can reveal.
+  void CorruptObject(const std::string& key, uint64_t offset);
   // The object's bytes, or nullopt if absent.
   std::optional<std::string> GetObject(const std::string& key) const;
   // All keys, ascending.
@@ -71,6 +74,7 @@ class MemoryStore : public ObjectStore {
     std::string data;
     std::string etag;
     int64_t mtime_sec = 0;
+    std::optional<uint32_t> crc32c;
   };
   struct Part {
     std::string data;

@@ -107,7 +107,7 @@ class EndlessListStore : public StoreWrapper {
   Result<ListResult> List(const ListRequest& req) override {
     calls++;
     ListResult r;
-    r.objects.push_back(ObjectInfo{req.prefix + "k", 1, "e", 0});
+    r.objects.push_back(ObjectInfo{req.prefix + "k", 1, "e", 0, std::nullopt});
     r.truncated = true;
     r.next_continuation_token = same_token_ ? "t" : req.continuation_token + "t";
     return r;

@@ -15,10 +15,20 @@ class FailingStore : public StoreWrapper {
   std::atomic<bool> fail_put{false};
   std::atomic<int> fail_part{0};  // part number to fail; 0: none
   std::atomic<bool> fail_complete{false};
+  // The PUT reaches the store, but its reply is lost: the client's retry then meets the object
+  // (the store answers "exists", as objstore/s3 does after its own HEAD check).
+  std::atomic<bool> lose_put_reply{false};
 
   void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
                 PutCallback done) override {
     if (fail_put) return done(Status::Unavailable("injected: PUT 503"));
+    if (lose_put_reply) {
+      StoreWrapper::PutAsync(key, body, opts, [done](Result<ObjectInfo> r) {
+        done(r.ok() ? Status::AlreadyExists("injected: reply lost, the retry met the object")
+                    : r.status());
+      });
+      return;
+    }
     StoreWrapper::PutAsync(key, body, opts, std::move(done));
   }
   void UploadPartAsync(const std::string& key, const std::string& upload_id, int part_number,
@@ -76,6 +86,17 @@ TEST_F(UploadFailureTest, FailedCompleteAbortsMultipart) {
   failing_->fail_complete = true;
   EXPECT_EQ(ToErrno(WriteFile("big", std::string(4000, 'z'))), EIO);
   ExpectNothingLeft("big");
+}
+
+TEST_F(UploadFailureTest, LostPutReplyIsOurObjectNotEexist) {
+  // Under the strictest exists policy, only the checksum can tell our own object from another's.
+  options_.exists_policy = ExistsPolicy::kEexist;
+  Mount();
+  failing_->lose_put_reply = true;
+  EXPECT_TRUE(WriteFile("ours", "the chunk's bytes").ok());
+  EXPECT_EQ(mem_->GetObject("p/ours"), "the chunk's bytes");
+  // Other bytes of the same size under that name are still someone else's object: EEXIST.
+  EXPECT_EQ(ToErrno(WriteFile("ours", "other chunk bytes")), EEXIST);
 }
 
 TEST_F(UploadFailureTest, FailedRenameUploadKeepsTempFile) {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <future>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "objstore/s3/s3_store.h"
@@ -40,6 +41,33 @@ TEST_P(ConformanceTest, PutGetHeadWhole) {
   EXPECT_TRUE(*got == data);
 }
 
+TEST_P(ConformanceTest, ChecksumMetadataRoundTrips) {
+  // The writer's CRC32C (PutOptions::crc32c) comes back from HEAD, from a GET's reply (on_info)
+  // and through a copy; an object written without one has none.
+  const std::string data = RandomBytes(5000, 7);
+  PutOptions opts;
+  opts.crc32c = 0x1234abcdu;
+  ASSERT_TRUE(PutString("sum", data, opts).ok());
+  ASSERT_TRUE(PutString("nosum", data).ok());
+  auto head = store().Head("sum");
+  ASSERT_TRUE(head.ok()) << head.status().ToString();
+  EXPECT_EQ(head->crc32c, opts.crc32c);
+  EXPECT_FALSE(store().Head("nosum")->crc32c.has_value());
+  std::optional<ObjectInfo> seen;
+  GetRequest req;
+  req.key = "sum";
+  req.offset = 100;
+  req.length = 10;
+  req.on_info = [&](const ObjectInfo& i) { seen = i; };
+  std::string buf(10, '\0');
+  ASSERT_TRUE(store().Get(req, buf.data()).ok());
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->crc32c, opts.crc32c);
+  EXPECT_EQ(seen->etag, head->etag);
+  ASSERT_TRUE(store().Copy("sum", "sum-copy", {}).ok());
+  EXPECT_EQ(store().Head("sum-copy")->crc32c, opts.crc32c);
+}
+
 TEST_P(ConformanceTest, RangedReads) {
   const std::string data = RandomBytes(1000, 2);
   ASSERT_TRUE(PutString("r", data).ok());
@@ -75,7 +103,7 @@ TEST_P(ConformanceTest, StreamedGet) {
     int calls = 0;
     std::promise<Result<uint64_t>> p;
     store().GetStreamAsync(
-        GetRequest{"s", offset, length, ""},
+        GetRequest{"s", offset, length, "", nullptr},
         [&](const char* d, size_t n) {
           if (refuse_after_calls >= 0 && calls >= refuse_after_calls) {
             return Status::IoError("sink refused");

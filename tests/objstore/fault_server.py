@@ -5,7 +5,8 @@ client's fault tests (tests/objstore/fault_test.cc). Standard library only.
 It is a self-contained fake, not a proxy: it does not check signatures (a proxy would have to
 keep the Host header the client signed), so any credentials work. Path-style only. It serves:
 PUT/HEAD/GET/DELETE object (Range, If-Match, If-None-Match: *), PUT/HEAD bucket, ListObjectsV2,
-and multipart (create, upload part, complete, abort).
+and multipart (create, upload part, complete, abort). User metadata (x-amz-meta-*) of a PUT is
+kept and returned by HEAD and GET, and copied by a copy, as S3 does.
 
 usage: fault_server.py [--bucket NAME ...]   prints "PORT <n>" on stdout once listening.
 
@@ -13,8 +14,12 @@ Control API (plain HTTP, outside any bucket):
   POST /__fault/rules   JSON list of rules, appended; each rule:
         {"method": "GET", "key": "substring", "query": "substring", "count": 1,   (count -1: always)
          "action": "status" | "reset" | "truncate" | "stall" | "ignore_range" | "canned" |
-                   "repeat_token" | "never_end",   (LIST: the listing never advances / never
+                   "repeat_token" | "never_end" |  (LIST: the listing never advances / never
                                                     ends: same token back / a new one each page)
+                   "flip_byte",                    (GET: the body's byte at object offset "at"
+                                                    is inverted when the range covers it; the
+                                                    reply is otherwise normal)
+         "at": 0,                                    (for "flip_byte")
          "status": 503, "code": "SlowDown",          (for "status")
          "after": false,                             (status after applying the request)
          "after_bytes": 0,                           (reset/truncate/stall: body bytes sent first)
@@ -49,6 +54,7 @@ class State:
         self.lock = threading.Lock()
         self.buckets = {b: {} for b in buckets}  # bucket -> key -> (bytes, etag, mtime)
         self.uploads = {}  # id -> (bucket, key, {part: (bytes, etag)})
+        self.meta = {}  # (bucket, key) -> {"x-amz-meta-...": value}
         self.rules = []
         self.log = []
         self.next_id = 1
@@ -186,7 +192,7 @@ class Handler(BaseHTTPRequestHandler):
         if u.path == "/__fault/reset":
             self.body()
             with st.lock:
-                st.rules, st.log, st.uploads = [], [], {}
+                st.rules, st.log, st.uploads, st.meta = [], [], {}, {}
                 for b in st.buckets:
                     st.buckets[b] = {}
             return self.reply(200)
@@ -204,6 +210,7 @@ class Handler(BaseHTTPRequestHandler):
             with st.lock:
                 st.buckets.setdefault(q["bucket"][0], {})[q["key"][0]] = (
                     data, etag_of(data), time.time())
+                st.meta.pop((q["bucket"][0], q["key"][0]), None)
             return self.reply(200)
         return self.reply(404)
 
@@ -250,11 +257,16 @@ class Handler(BaseHTTPRequestHandler):
                 return self.error(416, "InvalidRange", rng)
             status = 206
         body = data[first:last + 1]
+        action = rule["action"] if rule else ""
+        if action == "flip_byte" and first <= rule.get("at", 0) <= last:
+            i = rule.get("at", 0) - first
+            body = body[:i] + bytes([body[i] ^ 0xFF]) + body[i + 1:]
         headers = {"ETag": '"%s"' % etag, "Last-Modified": formatdate(mtime, usegmt=True),
                    "Content-Type": "application/octet-stream"}
+        with st.lock:
+            headers.update(st.meta.get((bucket, key), {}))
         if status == 206:
             headers["Content-Range"] = "bytes %d-%d/%d" % (first, last, len(data))
-        action = rule["action"] if rule else ""
         if action == "status":  # "after" on a GET: same as before
             return self.error(rule.get("status", 503), rule.get("code", "SlowDown"), "injected")
         if action not in ("reset", "truncate", "stall"):
@@ -320,6 +332,7 @@ class Handler(BaseHTTPRequestHandler):
                     # S3's multipart ETag: MD5 of the parts' binary MD5s, then "-<part count>".
                     digests = b"".join(hashlib.md5(parts[n][0]).digest() for n in nums)
                     objs[key] = (whole, etag_of(digests) + "-%d" % len(nums), time.time())
+                    st.meta.pop((bucket, key), None)
                     del st.uploads[uid]
                     if after_rule:
                         return self.error(after_rule.get("status", 500),
@@ -336,6 +349,10 @@ class Handler(BaseHTTPRequestHandler):
                     if sk not in st.buckets.get(sb, {}):
                         return self.error(404, "NoSuchKey", sk)
                     data = st.buckets[sb][sk][0]
+                    st.meta[(bucket, key)] = dict(st.meta.get((sb, sk), {}))
+                else:
+                    st.meta[(bucket, key)] = {k.lower(): v for k, v in self.headers.items()
+                                              if k.lower().startswith("x-amz-meta-")}
                 objs[key] = (data, etag_of(data), time.time())
                 if after_rule:
                     return self.error(after_rule.get("status", 500),
@@ -352,10 +369,13 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_header("Content-Length", str(len(d)))
                 self.send_header("ETag", '"%s"' % etag)
                 self.send_header("Last-Modified", formatdate(mtime, usegmt=True))
+                for k, v in st.meta.get((bucket, key), {}).items():
+                    self.send_header(k, v)
                 self.end_headers()
                 return None
             if m == "DELETE":
                 objs.pop(key, None)
+                st.meta.pop((bucket, key), None)
                 return self.reply(204)
         return self.error(400, "NotImplemented", m + " " + self.path)
 

@@ -169,7 +169,7 @@ TEST_F(FaultTest, StreamedGetResumesWithoutRepeatingBytes) {
   std::string got;
   std::promise<Result<uint64_t>> p;
   store_->GetStreamAsync(
-      GetRequest{"obj", 0, kSize, ""},
+      GetRequest{"obj", 0, kSize, "", nullptr},
       [&](const char* d, size_t n) {
         got.append(d, n);
         return Status::OK();

@@ -1,0 +1,177 @@
+// End-to-end integrity of downloads (`verify: auto`): an object that carries its writer's CRC32C
+// is checked before any of its bytes is served or cached.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cache/crc32c.h"
+#include "fs/read/cached_reader.h"
+#include "tests/cache/test_util.h"
+#include "tests/fakes/fault_store.h"
+#include "tests/fakes/memory_store.h"
+#include "tests/fs/read/threaded_store.h"
+
+namespace kvfs {
+namespace {
+
+using testing::Pattern;
+using testing::TempDir;
+using testing::ThreadedStore;
+
+constexpr uint64_t kPart = 64 << 10;
+constexpr uint64_t kSize = 1000003;  // several parts, the last one short
+
+class VerifyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ChunkCacheOptions o;
+    o.dir = dir_.path() + "/cache";
+    o.capacity = 64 << 20;
+    auto c = ChunkCache::Open(o);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    cache_ = std::move(c).value();
+  }
+
+  std::unique_ptr<CachedReader> NewReader(std::shared_ptr<ObjectStore> store, bool verify = true) {
+    CachedReaderOptions o;
+    o.part_size = kPart;
+    o.max_parallel_parts = 4;
+    o.verify = verify;
+    return std::make_unique<CachedReader>(std::move(store), cache_.get(), o);
+  }
+
+  // Stores `data` as kvfs's uploader does: with its checksum.
+  ObjectInfo PutWithChecksum(const std::string& key, const std::string& data) {
+    PutOptions opts;
+    opts.crc32c = Crc32c(0, data.data(), data.size());
+    EXPECT_TRUE(mem_->Put(key, Body::FromMemory(data.data(), data.size()), opts).ok());
+    Result<ObjectInfo> info = mem_->Head(key);
+    EXPECT_TRUE(info.ok());
+    EXPECT_EQ(info->crc32c, opts.crc32c);
+    return *info;
+  }
+
+  // Reads the whole object in the kernel's piece size; the first error, or the bytes.
+  static Result<std::string> ReadAll(ReadHandle* h, uint64_t size) {
+    std::string out(size, '\0');
+    for (uint64_t off = 0; off < size; off += 131072) {
+      Result<uint64_t> r = h->Read(off, 131072, out.data() + off);
+      if (!r.ok()) return r.status();
+    }
+    return out;
+  }
+
+  static void WaitIdle(const CachedReader& r) {
+    for (int i = 0; i < 10000 && r.Stats().fetches_in_flight != 0; i++) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(r.Stats().fetches_in_flight, 0u);
+  }
+
+  TempDir dir_;
+  std::shared_ptr<MemoryStore> mem_ = std::make_shared<MemoryStore>();
+  std::unique_ptr<ChunkCache> cache_;
+};
+
+TEST_F(VerifyTest, IntactObjectIsServedVerifiedAndCached) {
+  auto reader = NewReader(std::make_shared<ThreadedStore>(mem_));
+  const std::string data = Pattern(kSize, 1);
+  ObjectInfo info = PutWithChecksum("c@1", data);
+  auto h = reader->Open("c@1", info);
+  ASSERT_TRUE(h.ok());
+  Result<std::string> got = ReadAll(h->get(), kSize);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, data);
+  WaitIdle(*reader);
+  EXPECT_EQ(reader->Stats().verify_failures, 0u);
+  EXPECT_EQ(reader->Stats().unverified, 0u);
+  EXPECT_EQ(cache_->Stats().entries, 1u);
+}
+
+TEST_F(VerifyTest, ByteChangedInTheStoreIsEioAndNeverServedOrCached) {
+  auto reader = NewReader(std::make_shared<ThreadedStore>(mem_));
+  const std::string data = Pattern(kSize, 2);
+  ObjectInfo info = PutWithChecksum("c@2", data);
+  mem_->CorruptObject("c@2", kSize - 7);  // in the last part: every earlier byte is intact
+  auto h = reader->Open("c@2", info);
+  ASSERT_TRUE(h.ok());
+  // Even the first bytes, which are intact, are not served: the object as a whole is wrong.
+  char first[100];
+  Result<uint64_t> r = (*h)->Read(0, sizeof(first), first);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("c@2"), std::string::npos) << r.status().ToString();
+  h->reset();
+  WaitIdle(*reader);
+  EXPECT_EQ(reader->Stats().verify_failures, 1u);
+  EXPECT_EQ(cache_->Stats().entries, 0u);
+  // The next open downloads again (nothing wrong was cached) and fails the same way.
+  auto again = reader->Open("c@2", info);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(ReadAll(again->get(), kSize).status().code(), StatusCode::kDataLoss);
+}
+
+TEST_F(VerifyTest, ObjectKnownOnlyFromAListIsVerifiedFromTheGetReply) {
+  auto reader = NewReader(std::make_shared<ThreadedStore>(mem_));
+  const std::string data = Pattern(kSize, 3);
+  ObjectInfo info = PutWithChecksum("c@3", data);
+  info.crc32c.reset();  // a LIST carries no metadata
+  mem_->CorruptObject("c@3", 5);
+  auto h = reader->Open("c@3", info);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(ReadAll(h->get(), kSize).status().code(), StatusCode::kDataLoss);
+}
+
+TEST_F(VerifyTest, BytesFlippedOnTheWireAreEio) {
+  auto faults = std::make_shared<FaultStore>(mem_);
+  auto reader = NewReader(std::make_shared<ThreadedStore>(faults));
+  const std::string data = Pattern(kSize, 4);
+  ObjectInfo info = PutWithChecksum("c@4", data);
+  faults->CorruptGets(1);  // one part's GET
+  auto h = reader->Open("c@4", info);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(ReadAll(h->get(), kSize).status().code(), StatusCode::kDataLoss);
+  h->reset();
+  WaitIdle(*reader);
+  // A transient fault: the next open downloads intact bytes.
+  auto again = reader->Open("c@4", info);
+  ASSERT_TRUE(again.ok());
+  Result<std::string> got = ReadAll(again->get(), kSize);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, data);
+}
+
+TEST_F(VerifyTest, ObjectWithoutChecksumStreamsAndIsCountedUnverified) {
+  auto reader = NewReader(std::make_shared<ThreadedStore>(mem_));
+  const std::string data = Pattern(kSize, 5);
+  mem_->PutObject("c@5", data);  // another tool's object: no checksum
+  Result<ObjectInfo> info = mem_->Head("c@5");
+  ASSERT_TRUE(info.ok());
+  auto h = reader->Open("c@5", *info);
+  ASSERT_TRUE(h.ok());
+  Result<std::string> got = ReadAll(h->get(), kSize);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, data);
+  h->reset();
+  WaitIdle(*reader);
+  EXPECT_EQ(reader->Stats().unverified, 1u);
+}
+
+TEST_F(VerifyTest, VerifyOffServesWhatTheStoreSends) {
+  auto reader = NewReader(std::make_shared<ThreadedStore>(mem_), /*verify=*/false);
+  const std::string data = Pattern(kSize, 6);
+  ObjectInfo info = PutWithChecksum("c@6", data);
+  mem_->CorruptObject("c@6", 9);
+  auto h = reader->Open("c@6", info);
+  ASSERT_TRUE(h.ok());
+  Result<std::string> got = ReadAll(h->get(), kSize);
+  ASSERT_TRUE(got.ok());
+  EXPECT_NE(*got, data);
+  h->reset();
+  WaitIdle(*reader);
+  EXPECT_EQ(reader->Stats().unverified, 1u);
+}
+
+}  // namespace
+}  // namespace kvfs
