@@ -5,10 +5,9 @@
 #include <iterator>
 #include <utility>
 
+#include "fs/list_loop_guard.h"
+
 namespace {
-// Real listings may have a few pages without new names (RGW can return empty truncated pages);
-// this many in a row means the server's paging is broken.
-constexpr int kMaxStuckPages = 100;
 // Directories remembered at most (empty ones recorded by lookups, listed ones, miss counters).
 constexpr size_t kMaxDirs = 1 << 17;
 }  // namespace
@@ -96,30 +95,20 @@ void DirListingCache::ListDir(const std::string& dir) {
   ListRequest req;
   req.prefix = dir;
   req.delimiter = "/";
-  std::unordered_set<std::string> tokens;  // a token seen twice: the server's paging loops
-  int stuck_pages = 0;
+  ListLoopGuard guard("listing '" + dir + "'");
   do {
-    if (!req.continuation_token.empty() && !tokens.insert(req.continuation_token).second) {
-      failed = Status::IoError("listing '" + dir + "': the store's continuation tokens repeat " +
-                               "(a pagination loop)");
-      break;
-    }
+    failed = guard.BeforePage(req.continuation_token);
+    if (!failed.ok()) break;
     auto page = store_->List(req);
     if (!page.ok()) {
       failed = page.status();
       break;
     }
-    const size_t before = names->size();
     for (const ObjectInfo& o : page->objects) names->insert(o.key);
     // A directory is looked up by its key without the trailing '/'.
     for (const std::string& p : page->common_prefixes) names->insert(p.substr(0, p.size() - 1));
-    // Pages that bring no new name, again and again: a listing that never ends.
-    stuck_pages = names->size() == before ? stuck_pages + 1 : 0;
-    if (page->truncated && stuck_pages >= kMaxStuckPages) {
-      failed = Status::IoError("listing '" + dir + "': " + std::to_string(stuck_pages) +
-                               " pages in a row brought no new key (a listing that never ends)");
-      break;
-    }
+    failed = guard.AfterPage(names->size(), page->truncated);
+    if (!failed.ok()) break;
     if (names->size() > options_.max_entries) {
       too_big = true;
       break;

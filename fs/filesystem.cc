@@ -355,7 +355,9 @@ Result<FdRange> Filesystem::ReadFd(uint64_t fh, uint64_t offset, uint64_t size,
   KVFS_ASSIGN_OR_RETURN(auto h, GetHandle(fh));
   // Local files change while written; their bytes are copied by Read.
   if (!h->remote) return Status::NotSupported("no file-backed reads of local files");
-  KVFS_ASSIGN_OR_RETURN(FdRange r, h->remote->ReadFd(offset, size));
+  Result<FdRange> got = h->remote->ReadFd(offset, size);
+  if (got.status().code() == StatusCode::kPreconditionFailed) ForgetChanged(h->ino);
+  KVFS_ASSIGN_OR_RETURN(FdRange r, std::move(got));
   // The fd belongs to the ReadHandle, which the Handle owns.
   if (keep_alive != nullptr) *keep_alive = std::move(h);
   return r;

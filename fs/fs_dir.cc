@@ -8,6 +8,7 @@
 #include <map>
 
 #include "fs/filesystem.h"
+#include "fs/list_loop_guard.h"
 
 namespace kvfs {
 
@@ -29,7 +30,9 @@ Result<uint64_t> Filesystem::OpenDir(uint64_t ino) {
   req.prefix = prefix;
   // With fan-out the root's files lie one level down: list flat and take the valid keys.
   req.delimiter = codec_.flat() ? "" : "/";
+  ListLoopGuard guard("listing " + prefix);
   for (;;) {
+    KVFS_RETURN_IF_ERROR(guard.BeforePage(req.continuation_token));
     auto page = store_->List(req);
     if (!page.ok()) return page.status().Annotate("listing " + prefix);
     for (auto& obj : page->objects) {
@@ -45,6 +48,7 @@ Result<uint64_t> Filesystem::OpenDir(uint64_t ino) {
       names[*name] = true;
       meta_.PutDir(cp.substr(0, cp.size() - 1));
     }
+    KVFS_RETURN_IF_ERROR(guard.AfterPage(names.size(), page->truncated));
     if (!page->truncated) break;
     req.continuation_token = page->next_continuation_token;
   }

@@ -108,6 +108,23 @@ TEST_F(ReadFdTest, KeepAliveHoldsTheFdPastRelease) {
   keep.reset();
 }
 
+TEST_F(ReadFdTest, ReplacedObjectIsStaleOnceThenTheNewObjectIsRead) {
+  MountCached();
+  const std::string old_bytes = Pattern(100 << 10), new_bytes(100 << 10, 'n');
+  mem_->PutObject("p/s.bin", old_bytes);  // another node's object
+  ASSERT_TRUE(fs_->Lookup(1, "s.bin").ok());  // its ETag is now in the metadata cache
+  mem_->PutObject("p/s.bin", new_bytes);  // replaced in the store: the cached ETag is stale
+  OpenResult o = Open("s.bin", O_RDONLY);
+  EXPECT_EQ(fs_->ReadFd(o.fh, 0, 4096).status().code(), StatusCode::kPreconditionFailed);
+  ASSERT_TRUE(fs_->Release(o.fh).ok());
+  // The 412 dropped the stale metadata: the next open sees the object as it is now.
+  o = Open("s.bin", O_RDONLY);
+  auto r = fs_->ReadFd(o.fh, 0, new_bytes.size());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(PreadAll(*r) == new_bytes);
+  ASSERT_TRUE(fs_->Release(o.fh).ok());
+}
+
 TEST_F(ReadFdTest, NotSupportedWhereTheAdapterMustCopy) {
   MountCached();
   const std::string data = Pattern(64 << 10);
