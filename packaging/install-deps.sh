@@ -9,7 +9,8 @@ PKGS=(build-essential cmake ninja-build pkg-config git libfuse3-dev fuse3 libcur
       libssl-dev libtinyxml2-dev libspdlog-dev libyaml-cpp-dev libisal-dev libgtest-dev libgmock-dev
       libbenchmark-dev python3 ca-certificates curl)
 TEST_PKGS=(ceph-mon ceph-osd ceph-mgr radosgw uuid-runtime
-           clang-14 libclang-rt-14-dev)  # clang: tests/ci/thread_safety.sh; libFuzzer: tests/fuzz/run.sh
+           clang-14 libclang-rt-14-dev  # clang: tests/ci/thread_safety.sh; libFuzzer: tests/fuzz/run.sh
+           dpkg-dev lintian)  # packaging/build-deb.sh (dpkg-shlibdeps) and its check
 
 case "${1:-}" in
   --test) PKGS+=("${TEST_PKGS[@]}") ;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole kvfs test suite, as CI runs it (.ci/run):
 #   1. installs the dependencies (packaging/install-deps.sh --test; fast when present),
-#   2. builds with AddressSanitizer + UBSan in build-asan/,
+#   2. builds with AddressSanitizer + UBSan in build-asan/, and the optimised daemon, whose .deb
+#      it installs, mounts and purges (tests/ci/deb_install_test.sh),
 #   3. starts a private Ceph RGW on free loopback ports (tests/s3server/rgw.sh), stopped on exit,
 #   4. runs every test through ctest with S3 and FUSE required (a missing one fails, never skips).
 # usage: tests/run_all.sh [extra ctest args, e.g. -R Conformance]
@@ -40,6 +41,9 @@ cmake -S "$ROOT" -B "$ROOT/build-release" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDeb
 ninja -C "$ROOT/build-release" -j"$JOBS" kvfs
 # Nothing test-only in the shipped binary (the S3 admin helpers, the fakes): nm, issue 12.
 bash "$ROOT/tests/daemon/no_test_code.sh" "$ROOT/build-release/kvfs"
+# The .deb of that build: install, mount -t fuse.kvfs and from fstab, use, purge (issue 15).
+say "package: build, install, mount, purge (tests/ci/deb_install_test.sh)"
+KVFS_DEB_BUILD_DIR="$ROOT/build-release" bash "$ROOT/tests/ci/deb_install_test.sh"
 
 # --- 3. S3 server ---
 RGW_STARTED=
