@@ -6,7 +6,8 @@
 set -euo pipefail
 
 PKGS=(build-essential cmake ninja-build pkg-config git libfuse3-dev fuse3 libcurl4-openssl-dev
-      libssl-dev libtinyxml2-dev libspdlog-dev libyaml-cpp-dev libisal-dev libgtest-dev libgmock-dev
+      libssl-dev libtinyxml2-dev libspdlog-dev libyaml-cpp-dev libisal-dev libmicrohttpd-dev
+      libgtest-dev libgmock-dev
       libbenchmark-dev python3 ca-certificates curl)
 TEST_PKGS=(ceph-mon ceph-osd ceph-mgr radosgw uuid-runtime
            clang-14 libclang-rt-14-dev  # clang: tests/ci/thread_safety.sh; libFuzzer: tests/fuzz/run.sh

@@ -85,6 +85,8 @@ struct KvfsConfig {
   int fuse_threads = 16;  // max threads of the multithreaded session loop
   uint64_t max_read = 0;  // max bytes per read request; 0: the kernel's/libfuse's default
   std::string log_level = "info";
+  // "HOST:PORT" of the Prometheus endpoint (/metrics); empty: none.
+  std::string metrics_listen;
 
   // Config files that were read, in order (for messages and --dump-config).
   std::vector<std::string> config_files;

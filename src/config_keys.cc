@@ -161,6 +161,8 @@ std::vector<ConfigKey> BuildTable() {
   t.push_back(SizeKey(
       "max_read", [](KvfsConfig & c) -> auto& { return c.max_read; }, 0, 1024 * kMiB));
   t.push_back(LogLevelKey());
+  t.push_back(StringKey(
+      "metrics_listen", [](KvfsConfig & c) -> auto& { return c.metrics_listen; }));
   return t;
 }
 

@@ -18,6 +18,7 @@
 #include "src/config_warnings.h"
 #include "src/daemonize.h"
 #include "src/logging.h"
+#include "src/metrics_server.h"
 #include "src/recovery.h"
 #include "src/stats_text.h"
 #include "src/store_factory.h"
@@ -83,6 +84,15 @@ std::function<std::string()> MountStack::StatsText() const {
   };
 }
 
+std::function<std::string()> MountStack::PrometheusText() const {
+  if (cached_reader == nullptr || cache == nullptr) return nullptr;
+  return [reader = cached_reader, cache = cache.get(), store = store.get(), metered = metered] {
+    std::string out = FormatPrometheus(reader->Stats(), cache->Stats(), store->Stats());
+    if (metered != nullptr) out += metered->Prometheus();
+    return out;
+  };
+}
+
 Result<MountStack> BuildMountStack(std::shared_ptr<ObjectStore> store, MountStackOptions options) {
   MountStack s;
   s.store = std::move(store);
@@ -117,7 +127,16 @@ Result<MountStack> BuildMountStack(const KvfsConfig& config) {
   co.evict_ratio = config.cache_evict_ratio;
   o.reader = MakeReaderOptions(config);
   o.fs = MakeFsOptions(config, sp.key_prefix);
-  return BuildMountStack(sp.store, std::move(o));
+  std::shared_ptr<ObjectStore> store = sp.store;
+  MeteredStore* metered = nullptr;
+  if (!config.metrics_listen.empty()) {  // timing costs a clock read per request: only if asked
+    auto m = std::make_shared<MeteredStore>(store);
+    metered = m.get();
+    store = std::move(m);
+  }
+  KVFS_ASSIGN_OR_RETURN(MountStack s, BuildMountStack(std::move(store), std::move(o)));
+  s.metered = metered;
+  return s;
 }
 
 int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
@@ -167,6 +186,20 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     }
     stack = std::move(built).value();
   }
+  MetricsServer metrics;
+  if (!config.metrics_listen.empty()) {
+    Status st = metrics.Start(config.metrics_listen, stack.PrometheusText());
+    if (!st.ok()) {
+      const std::string msg = "kvfs: " + st.ToString();
+      if (daemon.active()) {
+        daemon.ReportFailure(msg);
+      } else {
+        spdlog::error("{}", msg);
+      }
+      return 1;
+    }
+    spdlog::info("kvfs: Prometheus metrics at http://{}/metrics", config.metrics_listen);
+  }
 
   FuseOptions fo;
   fo.max_threads = config.fuse_threads;
@@ -195,6 +228,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   }
   spdlog::info("kvfs: unmounted {}; finishing", cmd.mountpoint);
   cleanup.Join();
+  metrics.Stop();    // its renderer reads the stack
   stack.fs.reset();  // completes uploads in progress before the store goes away
   stack.reader.reset();
   stack.cache.reset();

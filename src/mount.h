@@ -13,6 +13,7 @@
 #include "cache/chunk_cache.h"
 #include "fs/filesystem.h"
 #include "fs/read/cached_reader.h"
+#include "objstore/metered_store.h"
 #include "objstore/object_store.h"
 #include "src/cli.h"
 #include "src/config.h"
@@ -28,6 +29,11 @@ struct MountStack {
   std::shared_ptr<ChunkReader> reader;    // the CachedReader, or plain ranged GETs without cache
   CachedReader* cached_reader = nullptr;  // `reader` when it is the CachedReader
   std::unique_ptr<Filesystem> fs;
+  MeteredStore* metered = nullptr;  // `store` when it is timed for metrics_listen
+
+  // The Prometheus text of metrics_listen (src/stats_text.h, objstore/metered_store.h);
+  // thread-safe. Empty without a cache.
+  std::function<std::string()> PrometheusText() const;
 
   // The statistics text served as user.kvfs.stats (src/stats_text.h); thread-safe. Empty
   // without a cache. The stack must outlive the function.
@@ -36,7 +42,8 @@ struct MountStack {
 
 struct MountStackOptions {
   FsOptions fs;  // spool_dir empty: the cache's spool directory (spooled chunks are adopted)
-  // Unset: no cache, every read is plain ranged GETs (fs/read/direct_reader.h); fs.spool_dir needed.
+  // Unset: no cache, every read is plain ranged GETs (fs/read/direct_reader.h); fs.spool_dir
+  // needed.
   std::optional<ChunkCacheOptions> cache;
   CachedReaderOptions reader;
 };

@@ -2,11 +2,12 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 namespace kvfs {
 
-std::string FormatStats(const ReaderStats& r, const CacheStats& c, const StoreStats& s) {
-  const std::pair<const char*, uint64_t> rows[] = {
+std::vector<StatRow> StatRows(const ReaderStats& r, const CacheStats& c, const StoreStats& s) {
+  return {
       {"kvfs_read_opens", r.opens},
       {"kvfs_read_hits", r.hits},
       {"kvfs_read_misses", r.misses},
@@ -41,12 +42,37 @@ std::string FormatStats(const ReaderStats& r, const CacheStats& c, const StoreSt
       {"kvfs_store_breaker_rejected", s.breaker_rejected},
       {"kvfs_store_breaker_open", s.breaker_open},
   };
+}
+
+namespace {
+
+// Values that go up and down; every other row only grows (a Prometheus counter).
+bool IsGauge(const std::string& name) {
+  for (const char* g : {"_in_flight", "kvfs_cache_entries", "kvfs_cache_bytes",
+                        "kvfs_cache_capacity_bytes", "kvfs_store_breaker_open"}) {
+    if (name.ends_with(g)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string FormatStats(const ReaderStats& r, const CacheStats& c, const StoreStats& s) {
   std::string out;
-  for (const auto& [name, value] : rows) {
-    out += name;
-    out += ' ';
-    out += std::to_string(value);
-    out += '\n';
+  for (const StatRow& row : StatRows(r, c, s)) {
+    out += row.name + " " + std::to_string(row.value) + "\n";
+  }
+  return out;
+}
+
+std::string FormatPrometheus(const ReaderStats& r, const CacheStats& c, const StoreStats& s) {
+  std::string out;
+  for (const StatRow& row : StatRows(r, c, s)) {
+    const bool gauge = IsGauge(row.name);
+    // Prometheus names counters ..._total.
+    const std::string name = gauge ? row.name : row.name + "_total";
+    out += "# TYPE " + name + (gauge ? " gauge\n" : " counter\n");
+    out += name + " " + std::to_string(row.value) + "\n";
   }
   return out;
 }

@@ -2,7 +2,9 @@
 // grep and to scrape). Pure function; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cache/chunk_cache.h"
 #include "fs/read/cached_reader.h"
@@ -10,7 +12,20 @@
 
 namespace kvfs {
 
+struct StatRow {
+  std::string name;
+  uint64_t value;
+};
+// Every statistic of a mount, in the order `kvfs stats` prints them.
+std::vector<StatRow> StatRows(const ReaderStats& reader, const CacheStats& cache,
+                              const StoreStats& store);
+
 std::string FormatStats(const ReaderStats& reader, const CacheStats& cache,
                         const StoreStats& store);
+
+// The same statistics in the Prometheus text format (metrics_listen): counters get the _total
+// suffix, gauges (in flight, cache bytes and entries, breaker open) keep their names.
+std::string FormatPrometheus(const ReaderStats& reader, const CacheStats& cache,
+                             const StoreStats& store);
 
 }  // namespace kvfs

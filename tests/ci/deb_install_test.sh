@@ -62,6 +62,7 @@ say "mount from an fstab line (mount -T)"
 cat >"$WORK/kvfs.yaml" <<EOF
 cache_dir: $WORK/cache-f
 cache_size: 256MiB
+metrics_listen: 127.0.0.1:19464
 EOF
 printf 'file://%s  %s  fuse.kvfs  _netdev,nofail,config=%s  0 0\n' \
   "$STORE" "$WORK/mnt-f" "$WORK/kvfs.yaml" >"$WORK/fstab"
@@ -69,6 +70,9 @@ mount -T "$WORK/fstab" "$WORK/mnt-f"
 mountpoint -q "$WORK/mnt-f" || fail "the fstab line did not mount"
 cmp "$WORK/a.bin" "$WORK/mnt-f/a.bin" || fail "the first mount's chunk reads back wrong"
 use_mount "$WORK/mnt-f" b.bin
+# Watched by Prometheus: the fstab mount's config turns the endpoint on.
+curl -fsS http://127.0.0.1:19464/metrics | grep -q '^kvfs_read_opens_total [1-9]' ||
+  fail "no kvfs_read_opens_total at http://127.0.0.1:19464/metrics"
 umount "$WORK/mnt-f"
 [ "$(find "$STORE/objects" -type f | wc -l)" -eq 2 ] || fail "expected 2 objects in the store"
 

@@ -785,10 +785,91 @@ def case_warm(ctx):
     b.unmount()
 
 
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(url):
+    """GET url: (status, body text)."""
+    import urllib.error
+    import urllib.request
+    try:
+        with urllib.request.urlopen(url, timeout=STEP_TIMEOUT) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def prometheus_samples(text):
+    """{'name{labels}': value} of a Prometheus text page; checks every line's shape."""
+    samples, types = {}, {}
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split()
+            assert kind in ("counter", "gauge", "histogram"), line
+            types[name] = kind
+        elif line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            samples[name] = float(value)
+    for name, kind in types.items():
+        if kind == "counter":
+            assert name.endswith("_total"), "counter not named ..._total: " + name
+    return samples
+
+
+def case_metrics(ctx):
+    """Prometheus endpoint (metrics_listen): scraped during use; bad settings refused."""
+    store = ctx.store()
+    port = free_port()
+    a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), name="a")
+    data = chunk("metrics", 5 * MIB + 3)
+    write_chunk(a.mnt, "m.pt", data)
+    b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"),
+               {"metrics_listen": "127.0.0.1:%d" % port}, name="b")
+    url = "http://127.0.0.1:%d" % port
+    assert read_direct(os.path.join(b.mnt, "m.pt")) == data
+    assert read_direct(os.path.join(b.mnt, "m.pt")) == data  # a hit
+    code, text = scrape(url + "/metrics")
+    assert code == 200, "GET /metrics: %d %s" % (code, text[:200])
+    m = prometheus_samples(text)
+    want = {"kvfs_read_opens_total": 2, "kvfs_read_misses_total": 1, "kvfs_read_hits_total": 1,
+            'kvfs_store_bytes_total{op="GET"}': len(data), "kvfs_cache_bytes": len(data)}
+    for name, value in want.items():
+        assert m.get(name) == value, "%s = %s, expected %s" % (name, m.get(name), value)
+    gets = m['kvfs_store_request_duration_seconds_bucket{op="GET",le="+Inf"}']
+    assert gets >= 1 and m['kvfs_store_request_duration_seconds_count{op="GET"}'] == gets
+    assert m['kvfs_store_get_first_byte_seconds_count{op="GET"}'] >= 1
+    assert "kvfs_store_requests_in_flight" in m and "kvfs_cache_capacity_bytes" in m
+    ok("/metrics: %d samples; GET histogram %d request(s), %d bytes; hit and miss counted" %
+       (len(m), gets, len(data)))
+    stats = b.stats()
+    assert stats["kvfs_read_opens"] == 2, "kvfs stats disagrees: %s" % stats
+    ok("kvfs stats agrees with /metrics")
+    assert scrape(url + "/")[0] == 404 and scrape(url + "/metrics/x")[0] == 404
+    ok("other paths: 404")
+
+    # The port is taken now: a second mount asking for it must fail, naming the setting.
+    cmd = [ctx.kvfs, store.source, ctx.path("mnt-c"), "-o",
+           ",".join("%s=%s" % kv for kv in dict(store.opts, cache_dir=ctx.path("cache-c"),
+                                                 metrics_listen="127.0.0.1:%d" % port).items())]
+    os.makedirs(ctx.path("mnt-c"), exist_ok=True)
+    env = dict(store.env)
+    run_fail(ctx, cmd, ["metrics_listen"], ctx.path("mnt-c"), env=env)
+    for bad in ("127.0.0.1", "127.0.0.1:99999", "example.com:9464"):
+        cmd[-1] = ",".join("%s=%s" % kv for kv in dict(store.opts, cache_dir=ctx.path("cache-c"),
+                                                         metrics_listen=bad).items())
+        run_fail(ctx, cmd, ["metrics_listen", bad], ctx.path("mnt-c"), env=env)
+    b.unmount()
+    a.unmount()
+
+
 CASES = [("replay", case_replay), ("two_nodes", case_two_nodes), ("restart", case_restart),
          ("memory", case_memory), ("bad_inputs", case_bad_inputs), ("fstab", case_fstab),
          ("warm", case_warm), ("disk_full", case_disk_full),
-         ("daemon_crash", case_daemon_crash)]
+         ("daemon_crash", case_daemon_crash), ("metrics", case_metrics)]
 
 
 def main():

@@ -1,0 +1,95 @@
+// MeteredStore: a StoreWrapper that times every store operation, for the Prometheus endpoint
+// (metrics_listen): per operation a latency histogram, the bytes moved and the failures, and for
+// GETs the time to the first byte. Only installed when metrics are asked for, so a mount without
+// them pays nothing.
+//
+// Thread-safe: lock-free counters (relaxed atomics); a scrape may see one operation's count
+// without its sum, which Prometheus tolerates.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "objstore/store_wrapper.h"
+
+namespace kvfs {
+
+class LatencyHistogram {
+ public:
+  // Upper bounds in seconds: object-store requests take from sub-millisecond (a local RGW) to
+  // tens of seconds (a large part over a slow link).
+  static constexpr std::array<double, 14> kBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                     0.25,  0.5,    1,     2.5,  5,     10,   30};
+  void Observe(std::chrono::steady_clock::duration d);
+  // Appends the _bucket, _sum and _count lines of `name` with the label set `labels`
+  // (e.g. op="GET").
+  void AppendPrometheus(const std::string& name, const std::string& labels, std::string* out) const;
+
+ private:
+  std::array<std::atomic<uint64_t>, kBounds.size() + 1> buckets_{};  // last: +Inf
+  std::atomic<uint64_t> sum_us_{0};
+  std::atomic<uint64_t> count_{0};
+};
+
+class MeteredStore : public StoreWrapper {
+ public:
+  enum Op {
+    kHead,
+    kGet,
+    kPut,
+    kUploadPart,
+    kCreateMultipart,
+    kCompleteMultipart,
+    kAbortMultipart,
+    kList,
+    kDelete,
+    kCopy,
+    kNumOps
+  };
+
+  using StoreWrapper::StoreWrapper;
+
+  // The metrics in Prometheus text format (HELP/TYPE lines included).
+  std::string Prometheus() const;
+
+  Result<ObjectInfo> Head(const std::string& key) override;
+  void GetAsync(const GetRequest& req, char* dst, GetCallback done) override;
+  void GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) override;
+  void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
+                PutCallback done) override;
+  Result<std::string> CreateMultipartUpload(const std::string& key) override;
+  void UploadPartAsync(const std::string& key, const std::string& upload_id, int part_number,
+                       const Body& body, PartCallback done) override;
+  Result<ObjectInfo> CompleteMultipartUpload(const std::string& key, const std::string& upload_id,
+                                             const std::vector<CompletedPart>& parts,
+                                             const PutOptions& opts) override;
+  Status AbortMultipartUpload(const std::string& key, const std::string& upload_id) override;
+  Result<ListResult> List(const ListRequest& req) override;
+  Status Delete(const std::string& key) override;
+  Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
+                          const PutOptions& opts) override;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct OpMetrics {
+    LatencyHistogram latency;
+    std::atomic<uint64_t> bytes{0};
+    std::atomic<uint64_t> errors{0};
+  };
+  // Records one finished operation.
+  void Done(Op op, Clock::time_point start, const Status& st, uint64_t bytes = 0);
+  // `req` with an on_info that records the time to first byte.
+  GetRequest Timed(const GetRequest& req, Clock::time_point t0);
+
+  std::array<OpMetrics, kNumOps> ops_;
+  LatencyHistogram get_first_byte_;
+  // Indexed by StatusCode (kInternal is the last code).
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(StatusCode::kInternal) + 1>
+      errors_by_kind_{};
+};
+
+}  // namespace kvfs

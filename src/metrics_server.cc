@@ -1,0 +1,64 @@
+#include "src/metrics_server.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
+namespace kvfs {
+namespace {
+
+MHD_Result Answer(void* cls, MHD_Connection* conn, const char* url, const char* method, const char*,
+                  const char*, size_t*, void**) {
+  auto* render = static_cast<std::function<std::string()>*>(cls);
+  const bool found = std::strcmp(method, "GET") == 0 && std::strcmp(url, "/metrics") == 0;
+  const std::string body = found ? (*render)() : "not found: try /metrics\n";
+  MHD_Response* resp = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()),
+                                                       MHD_RESPMEM_MUST_COPY);
+  MHD_add_response_header(resp, "Content-Type",
+                          found ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain");
+  const MHD_Result r = MHD_queue_response(conn, found ? MHD_HTTP_OK : MHD_HTTP_NOT_FOUND, resp);
+  MHD_destroy_response(resp);
+  return r;
+}
+
+}  // namespace
+
+MetricsServer::~MetricsServer() { Stop(); }
+
+Status MetricsServer::Start(const std::string& listen, std::function<std::string()> render) {
+  const size_t colon = listen.rfind(':');
+  const auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("metrics_listen '" + listen + "': " + why);
+  };
+  if (colon == std::string::npos) return bad("expected HOST:PORT, e.g. 127.0.0.1:9464");
+  std::string host = listen.substr(0, colon);
+  const std::string port_text = listen.substr(colon + 1);
+  char* end = nullptr;
+  const long port = std::strtol(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || port < 1 || port > 65535) {
+    return bad("the port must be 1..65535");
+  }
+  if (host == "localhost") host = "127.0.0.1";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    return bad("the host must be an IPv4 address (e.g. 127.0.0.1 or 0.0.0.0)");
+  }
+  render_ = std::move(render);
+  daemon_ = MHD_start_daemon(
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, static_cast<uint16_t>(port), nullptr,
+      nullptr, &Answer, &render_, MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&addr),
+      MHD_OPTION_CONNECTION_LIMIT, 16u, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+  if (daemon_ == nullptr) return bad("cannot listen there (address in use or not local?)");
+  return Status::OK();
+}
+
+void MetricsServer::Stop() {
+  if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
+  daemon_ = nullptr;
+}
+
+}  // namespace kvfs
