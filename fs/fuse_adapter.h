@@ -37,10 +37,16 @@ struct FuseOptions {
   // thread of each getxattr/listxattr of the root, so it must be thread-safe and quick. The
   // kernel caps an xattr value at 64 KiB (XATTR_SIZE_MAX). Unset: the root has no attributes.
   std::function<std::string()> stats_text;
+  // Changes the daemon's log level while it runs: setxattr "user.kvfs.log_level" of the mount
+  // root (`kvfs log-level MOUNTPOINT LEVEL`), allowed to root and the daemon's own user; a bad
+  // level is EINVAL. getxattr reads the current level. Unset: the attribute does not exist.
+  std::function<Status(const std::string&)> set_log_level;
 };
 
 // The extended attribute of the mount root that holds FuseOptions::stats_text.
 inline constexpr char kStatsXattr[] = "user.kvfs.stats";
+// The extended attribute of the mount root that reads and sets the log level.
+inline constexpr char kLogLevelXattr[] = "user.kvfs.log_level";
 
 // Mounts `fs` at `mountpoint` and serves requests until the filesystem is unmounted
 // (fusermount3 -u / umount) or the process receives SIGTERM, SIGINT or SIGHUP; requests already

@@ -1,6 +1,10 @@
-// Extended attributes: only the statistics attribute of the mount root exists
-// (FuseOptions::stats_text, read by `kvfs stats`).
+// Extended attributes: only the mount root's control attributes exist: the statistics
+// (FuseOptions::stats_text, read by `kvfs stats`) and the log level (FuseOptions::set_log_level,
+// `kvfs log-level`).
 #include "fs/fuse_xattr.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -22,8 +26,13 @@ void ReplyXattrValue(fuse_req_t req, const char* op, const std::string& value, s
   }
 }
 
-const std::function<std::string()>& StatsTextOf(fuse_req_t req) {
-  return static_cast<Context*>(fuse_req_userdata(req))->options.stats_text;
+const FuseOptions& OptionsOf(fuse_req_t req) {
+  return static_cast<Context*>(fuse_req_userdata(req))->options;
+}
+
+std::string CurrentLogLevel() {
+  const auto name = spdlog::level::to_string_view(spdlog::get_level());
+  return std::string(name.data(), name.size());
 }
 
 }  // namespace
@@ -32,22 +41,45 @@ void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   // Files and directories have no attributes (as before, when the kernel answered itself).
   if (ino != FUSE_ROOT_ID)
     return ReplyErrno(req, "getxattr", std::string(name) + " of " + Ino(ino), ENOTSUP);
-  const auto& stats = StatsTextOf(req);
-  if (!stats || std::strcmp(name, kStatsXattr) != 0) {
-    return ReplyErrno(req, "getxattr", std::string(name) + " of the root", ENODATA);
+  const FuseOptions& o = OptionsOf(req);
+  if (o.stats_text && std::strcmp(name, kStatsXattr) == 0) {
+    return ReplyXattrValue(req, "getxattr", o.stats_text(), size);
   }
-  ReplyXattrValue(req, "getxattr", stats(), size);
+  if (o.set_log_level && std::strcmp(name, kLogLevelXattr) == 0) {
+    return ReplyXattrValue(req, "getxattr", CurrentLogLevel(), size);
+  }
+  ReplyErrno(req, "getxattr", std::string(name) + " of the root", ENODATA);
 }
 
 void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   if (ino != FUSE_ROOT_ID) return ReplyErrno(req, "listxattr", Ino(ino), ENOTSUP);
   std::string names;
-  if (StatsTextOf(req)) names.append(kStatsXattr, sizeof(kStatsXattr));  // with its NUL
+  const FuseOptions& o = OptionsOf(req);
+  if (o.stats_text) names.append(kStatsXattr, sizeof(kStatsXattr));  // with its NUL
+  if (o.set_log_level) names.append(kLogLevelXattr, sizeof(kLogLevelXattr));
   ReplyXattrValue(req, "listxattr", names, size);
 }
 
-void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char*, size_t, int) {
-  ReplyErrno(req, "setxattr", std::string(name) + " of " + Ino(ino), ENOTSUP);
+void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
+                int) {
+  const FuseOptions& o = OptionsOf(req);
+  if (ino != FUSE_ROOT_ID || !o.set_log_level || std::strcmp(name, kLogLevelXattr) != 0) {
+    return ReplyErrno(req, "setxattr", std::string(name) + " of " + Ino(ino), ENOTSUP);
+  }
+  // With allow_other, other users reach the root too: only root and the daemon's user may turn
+  // the daemon's logging up or off.
+  const uid_t uid = fuse_req_ctx(req)->uid;
+  if (uid != 0 && uid != getuid()) {
+    return ReplyErrno(req, "setxattr", std::string(name) + " by uid " + std::to_string(uid), EPERM);
+  }
+  std::string level(value, size);
+  while (!level.empty() && (level.back() == '\n' || level.back() == '\0')) level.pop_back();
+  const std::string before = CurrentLogLevel();
+  ReplyStatus(req, "setxattr", std::string(name) + " of the root", o.set_log_level(level));
+  // Logged at warn so that the change is visible whatever the old and the new level are.
+  if (CurrentLogLevel() != before) {
+    spdlog::warn("kvfs: log level changed from {} to {} by uid {}", before, CurrentLogLevel(), uid);
+  }
 }
 
 void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {

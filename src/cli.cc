@@ -207,6 +207,22 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
     cmd.mountpoint = positional[1];
     return cmd;
   }
+  if (!positional.empty() && positional[0] == "log-level") {
+    cmd.command = Command::kLogLevel;
+    if (positional.size() < 2 || positional.size() > 3) {
+      return Usage("usage: kvfs log-level MOUNTPOINT [LEVEL]");
+    }
+    cmd.mountpoint = positional[1];
+    cmd.names.assign(positional.begin() + 2, positional.end());
+    return cmd;
+  }
+  if (!positional.empty() && positional[0] == "du") {
+    cmd.command = Command::kDu;
+    if (positional.size() < 2) return Usage("usage: kvfs du MOUNTPOINT [DIR...]");
+    cmd.mountpoint = positional[1];
+    cmd.names.assign(positional.begin() + 2, positional.end());
+    return cmd;
+  }
   if (cmd.dump_config && positional.size() <= 1) {
     // --dump-config needs no mount point; SOURCE is optional.
     if (!positional.empty()) cmd.source = positional[0];
@@ -240,8 +256,9 @@ std::string UsageText(const std::string& program) {
     keys += (keys.empty() ? "" : ", ") + key;
   }
   return "Usage: " + program + " [options] [SOURCE] MOUNTPOINT\n" + "       " + program +
-         " warm [options] MOUNTPOINT NAME...|-\n" + "       " + program +
-         " stats MOUNTPOINT\n"
+         " warm [options] MOUNTPOINT NAME...|-\n" + "       " + program + " stats MOUNTPOINT\n" +
+         "       " + program + " log-level MOUNTPOINT [LEVEL]\n" + "       " + program +
+         " du MOUNTPOINT [DIR...]\n"
          "\n"
          "Mount an S3 bucket prefix (or a local directory) as a flat directory of KV-cache chunk\n"
          "files.\n"

@@ -19,18 +19,20 @@ namespace kvfs {
 inline constexpr int kExitUsage = 2;
 
 enum class Command {
-  kMount,    // kvfs [options] [SOURCE] MOUNTPOINT (SOURCE may come from the config)
-  kHelp,     // --help / -h
-  kVersion,  // --version / -V
-  kWarm,     // kvfs warm [options] MOUNTPOINT NAME... ("-" reads names from stdin)
-  kStats,    // kvfs stats [options] MOUNTPOINT
+  kMount,     // kvfs [options] [SOURCE] MOUNTPOINT (SOURCE may come from the config)
+  kHelp,      // --help / -h
+  kVersion,   // --version / -V
+  kWarm,      // kvfs warm [options] MOUNTPOINT NAME... ("-" reads names from stdin)
+  kStats,     // kvfs stats [options] MOUNTPOINT
+  kLogLevel,  // kvfs log-level MOUNTPOINT [LEVEL]
+  kDu,        // kvfs du MOUNTPOINT [DIR...]
 };
 
 struct CommandLine {
   Command command = Command::kMount;
   std::string source;              // SOURCE: s3://bucket[/prefix] or file:///abs/dir
   std::string mountpoint;          // MOUNTPOINT (mount, warm, stats)
-  std::vector<std::string> names;  // warm: chunk names to fetch
+  std::vector<std::string> names;  // warm: chunk names to fetch; log-level: LEVEL; du: DIRs
 
   bool foreground = false;     // -f; also implied by -d
   bool debug = false;          // -d / -o debug: debug log level, FUSE request tracing

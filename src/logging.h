@@ -1,5 +1,6 @@
 // Process-wide logging set-up (spdlog): stderr in the foreground, syslog once daemonized.
-// Call once from main before threads start; spdlog's loggers are thread-safe afterwards.
+// Call SetupLogging once from main before threads start; spdlog's loggers are thread-safe
+// afterwards, and so is SetLogLevel.
 #pragma once
 
 #include <string>
@@ -14,7 +15,12 @@ struct LoggingOptions {
   std::string ident = "kvfs";  // syslog identity
 };
 
-// Replaces spdlog's default logger. kInvalidArgument for an unknown level.
+// Replaces spdlog's default logger. kInvalidArgument for an unknown level. Identical consecutive
+// messages within 10 s are logged once, then counted ("Skipped N duplicate messages").
 Status SetupLogging(const LoggingOptions& options);
+
+// Changes the level of the running logger (the mount's user.kvfs.log_level, `kvfs log-level`);
+// thread-safe. kInvalidArgument names an unknown level.
+Status SetLogLevel(const std::string& level);
 
 }  // namespace kvfs

@@ -29,6 +29,10 @@ int main(int argc, char** argv) {
       return RunStats(*cmd);
     case Command::kWarm:
       return RunWarm(*cmd);
+    case Command::kLogLevel:
+      return RunLogLevel(*cmd);
+    case Command::kDu:
+      return RunDu(*cmd);
     case Command::kMount:
       break;
   }

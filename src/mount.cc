@@ -211,6 +211,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   if (config.read_only) fo.extra_mount_options.push_back("ro");
   if (config.max_read != 0) fo.max_read = static_cast<uint32_t>(config.max_read);
   fo.stats_text = stack.StatsText();
+  fo.set_log_level = SetLogLevel;
 
   bool mounted = false;
   UploadCleanup cleanup;

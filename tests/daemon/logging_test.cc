@@ -33,5 +33,28 @@ TEST_F(LoggingTest, SyslogWhenDaemonized) {
   EXPECT_EQ(spdlog::default_logger()->sinks().size(), 1u);
 }
 
+TEST_F(LoggingTest, LevelChangesWhileRunning) {
+  ASSERT_TRUE(SetupLogging({.level = "info"}).ok());
+  ASSERT_TRUE(SetLogLevel("debug").ok());
+  EXPECT_EQ(spdlog::get_level(), spdlog::level::debug);
+  Status st = SetLogLevel("chatty");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("'chatty'"), std::string::npos);
+  EXPECT_EQ(spdlog::get_level(), spdlog::level::debug) << "a bad level changes nothing";
+}
+
+TEST_F(LoggingTest, RepeatedLinesAreFolded) {
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(SetupLogging({.level = "info"}).ok());
+  for (int i = 0; i < 100; i++) spdlog::warn("GET k: 503 SlowDown");
+  spdlog::warn("something else");
+  spdlog::default_logger()->flush();
+  const std::string out = ::testing::internal::GetCapturedStderr();
+  size_t lines = 0;
+  for (size_t p = 0; (p = out.find("GET k: 503", p)) != std::string::npos; p++) lines++;
+  EXPECT_EQ(lines, 1u);
+  EXPECT_NE(out.find("Skipped 99 duplicate messages"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kvfs

@@ -766,6 +766,7 @@ def case_warm(ctx):
     r = subprocess.run([ctx.kvfs, "warm", b.mnt] + sorted(want), capture_output=True, text=True,
                        timeout=STEP_TIMEOUT)
     assert r.returncode == 0, "kvfs warm failed: %s %s" % (r.stdout, r.stderr)
+    assert r.stderr == "", "warm in a script (stderr not a terminal) printed: %r" % r.stderr
     s1 = b.stats()
     assert s1["kvfs_read_misses"] - s0["kvfs_read_misses"] >= len(want), "warm: %s" % s1
     assert s1["kvfs_cache_entries"] >= len(want), "warm did not fill the cache: %s" % s1
@@ -783,6 +784,73 @@ def case_warm(ctx):
     assert "no-such-chunk.pt" in r.stderr, "warm error does not name the chunk: %r" % r.stderr
     ok("warm of a missing name: exit 1: %s" % r.stderr.strip())
     b.unmount()
+
+
+def case_operator(ctx):
+    """Operators' commands: warm's progress bar on a terminal, kvfs du, kvfs log-level."""
+    import pty
+    store = ctx.store()
+    a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache-a"), name="a")
+    os.makedirs(os.path.join(a.mnt, "model-a"))
+    os.makedirs(os.path.join(a.mnt, "model-b", "layer0"))
+    sizes = {"model-a/x.pt": 2 * MIB, "model-a/y.pt": 3 * MIB, "model-b/layer0/z.pt": MIB + 1,
+             "top.pt": 4096}
+    for name, size in sizes.items():
+        write_chunk(a.mnt, name, chunk(name, size))
+
+    # A terminal gets the progress bar (bytes, rate, ETA) on stderr.
+    master, slave = pty.openpty()
+    p = subprocess.Popen([ctx.kvfs, "warm", a.mnt] + sorted(sizes), stdout=subprocess.PIPE,
+                         stderr=slave, text=True)
+    os.close(slave)
+    out, _ = p.communicate(timeout=STEP_TIMEOUT)
+    bar = b""
+    while True:
+        try:
+            got = os.read(master, 4096)
+        except OSError:
+            break
+        if not got:
+            break
+        bar += got
+    os.close(master)
+    assert p.returncode == 0, "warm: %s" % out
+    assert b"4/4 chunks" in bar and b"/s, ETA" in bar, "no progress bar on a terminal: %r" % bar
+    last = [p for p in bar.decode(errors="replace").split("\r") if p.strip()][-1]
+    ok("warm on a terminal: %r" % last.replace("\x1b[K", "").strip())
+
+    r = subprocess.run([ctx.kvfs, "du", a.mnt], capture_output=True, text=True,
+                       timeout=STEP_TIMEOUT)
+    assert r.returncode == 0, "kvfs du: %s" % r.stderr
+    rows = {ln.split()[0]: ln.split() for ln in r.stdout.splitlines()[1:]}
+    assert rows["model-a"][1] == "2" and rows["model-b"][1] == "1" and rows["."][1] == "1", \
+        r.stdout
+    assert rows["total"][1] == "4" and rows["total"][2:4] == ["6.0", "MiB"], r.stdout
+    ok("kvfs du:\n" + r.stdout.rstrip())
+    r = subprocess.run([ctx.kvfs, "du", a.mnt, "model-b"], capture_output=True, text=True,
+                       timeout=STEP_TIMEOUT)
+    assert r.returncode == 0 and r.stdout.splitlines()[1].split()[:2] == ["model-b", "1"], r.stdout
+    r = subprocess.run([ctx.kvfs, "du", a.mnt, "no-such-dir"], capture_output=True, text=True,
+                       timeout=STEP_TIMEOUT)
+    assert r.returncode == 1 and "no-such-dir" in r.stderr, (r.returncode, r.stderr)
+    ok("kvfs du of a missing directory: exit 1: %s" % r.stderr.strip())
+
+    def log_level(*args):
+        return subprocess.run([ctx.kvfs, "log-level", a.mnt] + list(args), capture_output=True,
+                              text=True, timeout=STEP_TIMEOUT)
+    assert log_level().stdout.strip() == "info"
+    r = log_level("debug")
+    assert r.returncode == 0 and r.stdout.strip() == "debug", (r.stdout, r.stderr)
+    assert log_level().stdout.strip() == "debug", "the level did not stay changed"
+    r = log_level("loud")
+    assert r.returncode == 1 and "'loud' is not one of" in r.stderr, r.stderr
+    assert log_level().stdout.strip() == "debug", "a bad level changed it"
+    assert log_level("warning").stdout.strip() == "warning"
+    ok("kvfs log-level: info -> debug -> (loud refused) -> warning, no remount")
+    r = subprocess.run([ctx.kvfs, "log-level", ctx.work], capture_output=True, text=True,
+                       timeout=STEP_TIMEOUT)
+    assert r.returncode == 1 and "not a kvfs mount point" in r.stderr, r.stderr
+    a.unmount()
 
 
 def free_port():
@@ -869,7 +937,8 @@ def case_metrics(ctx):
 CASES = [("replay", case_replay), ("two_nodes", case_two_nodes), ("restart", case_restart),
          ("memory", case_memory), ("bad_inputs", case_bad_inputs), ("fstab", case_fstab),
          ("warm", case_warm), ("disk_full", case_disk_full),
-         ("daemon_crash", case_daemon_crash), ("metrics", case_metrics)]
+         ("daemon_crash", case_daemon_crash), ("metrics", case_metrics),
+         ("operator", case_operator)]
 
 
 def main():
