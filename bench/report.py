@@ -296,6 +296,38 @@ def markdown(t, meta):
     return "\n".join(out) + "\n"
 
 
+def size_panels(t):
+    """The size sweep's panels: (title, y label, [(x label, {system: values})])."""
+    thr = max(t.threads) if t.threads else 1
+    panels = []
+    for ph, title in [("write", "write"), ("read_cold", "cold read"), ("read_warm", "warm read")]:
+        groups = [(f"{size} MiB", {s: t.get(s, ph, size, thr, "mib_s") for s in t.systems})
+                  for size in t.sizes]
+        if any(v for _, g in groups for v in g.values()):
+            panels.append((f"{title}, {thr} thread{'s' if thr > 1 else ''}", "MiB/s", groups))
+    return panels
+
+
+def engine_panels(t):
+    """The engines' workloads (engines_bench.py), one panel per workload, one group per engine
+    pattern at its largest thread count."""
+    panels = []
+    for wl, label in ENGINE_WORKLOADS:
+        field = "ops_s" if wl == "lookup_miss" else "mib_s"
+        groups = []
+        for engine, page in sorted(t.engines.items()):
+            thr = max((th for th in t.threads
+                       if any(t.get(s, f"engine_{engine}_{wl}", None, th, field)
+                              for s in t.systems)), default=None)
+            if thr is not None:
+                groups.append((f"{engine}\n{page} MiB x{thr}",
+                               {s: t.get(s, f"engine_{engine}_{wl}", None, thr, field)
+                                for s in t.systems}))
+        if groups:
+            panels.append((f"engines: {label}", "ops/s" if field == "ops_s" else "MiB/s", groups))
+    return panels
+
+
 def chart(t, path):
     try:
         import matplotlib
@@ -305,33 +337,42 @@ def chart(t, path):
         print("report: matplotlib missing (apt-get install python3-matplotlib): no chart",
               file=sys.stderr)
         return False
-    thr = max(t.threads) if t.threads else 1
-    panels = [("write", "write"), ("read_cold", "cold read"), ("read_warm", "warm read")]
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2), sharey=False)
+    rows = [r for r in (size_panels(t), engine_panels(t)) if r]
+    if not rows:
+        return False
+    ncols = max(len(r) for r in rows)
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(5 * ncols, 4.4 * len(rows)),
+                             squeeze=False)
     width = 0.8 / max(1, len(t.systems))
     colors = {s: f"C{i}" for i, s in enumerate(t.systems)}  # same colour in every panel
-    for ax, (ph, title) in zip(axes, panels):
-        for i, s in enumerate(t.systems):
-            xs, ys, lo, hi = [], [], [], []
-            for j, size in enumerate(t.sizes):
-                vals = t.get(s, ph, size, thr, "mib_s")
-                if not vals:
-                    continue
-                med = statistics.median(vals)
-                xs.append(j + (i - (len(t.systems) - 1) / 2) * width)
-                ys.append(med)
-                lo.append(med - min(vals))
-                hi.append(max(vals) - med)
-            if xs:
-                ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=s, color=colors[s])
-        ax.set_xticks(range(len(t.sizes)))
-        ax.set_xticklabels([f"{s} MiB" for s in t.sizes])
-        ax.set_title(f"{title}, {thr} thread{'s' if thr > 1 else ''}")
-        ax.set_ylabel("MiB/s, log scale (median, min-max)")
-        ax.set_yscale("log")  # the tmpfs limit is 10x the network rows
-        ax.grid(axis="y", alpha=0.3)
+    for r, panels in enumerate(rows):
+        for c in range(ncols):
+            ax = axes[r][c]
+            if c >= len(panels):
+                ax.axis("off")
+                continue
+            title, unit, groups = panels[c]
+            for i, s in enumerate(t.systems):
+                xs, ys, lo, hi = [], [], [], []
+                for j, (_, by_system) in enumerate(groups):
+                    vals = by_system.get(s)
+                    if not vals:
+                        continue
+                    med = statistics.median(vals)
+                    xs.append(j + (i - (len(t.systems) - 1) / 2) * width)
+                    ys.append(med)
+                    lo.append(med - min(vals))
+                    hi.append(max(vals) - med)
+                if xs:
+                    ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=s, color=colors[s])
+            ax.set_xticks(range(len(groups)))
+            ax.set_xticklabels([g for g, _ in groups], fontsize=8)
+            ax.set_title(title)
+            ax.set_ylabel(f"{unit}, log scale (median, min-max)")
+            ax.set_yscale("log")  # the tmpfs limit is 10x the network rows
+            ax.grid(axis="y", alpha=0.3)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[s]) for s in t.systems]
-    axes[0].legend(handles, t.systems, fontsize=8)
+    axes[0][0].legend(handles, t.systems, fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return True
