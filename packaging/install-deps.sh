@@ -7,6 +7,7 @@ set -euo pipefail
 
 PKGS=(build-essential cmake ninja-build pkg-config git libfuse3-dev fuse3 libcurl4-openssl-dev
       libssl-dev libtinyxml2-dev libspdlog-dev libyaml-cpp-dev libisal-dev libmicrohttpd-dev
+      nlohmann-json3-dev
       libgtest-dev libgmock-dev
       libbenchmark-dev python3 ca-certificates curl)
 TEST_PKGS=(ceph-mon ceph-osd ceph-mgr radosgw uuid-runtime

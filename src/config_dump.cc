@@ -1,6 +1,7 @@
 // Cross-key validation and the redacted dump of the effective configuration.
 #include <yaml-cpp/yaml.h>
 
+#include "objstore/s3/credential_sources.h"
 #include "src/config.h"
 #include "src/config_keys.h"
 #include "src/config_values.h"
@@ -57,8 +58,8 @@ std::string DumpConfig(const KvfsConfig& config) {
   out << YAML::EndMap;
   std::string text;
   for (const std::string& file : config.config_files) text += "# read from " + file + "\n";
-  if (!config.s3.credentials.source.empty()) {
-    text += "# credentials from " + config.s3.credentials.source + "\n";
+  if (config.source.rfind("file://", 0) != 0) {
+    text += "# credentials from " + s3::DescribeCredentialSource(config.s3) + "\n";
   }
   for (const std::string& w : SecurityWarnings(config)) text += "# warning: " + w + "\n";
   return text + out.c_str() + "\n";

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <future>
 
+#include "objstore/s3/credential_sources.h"
 #include "objstore/s3/credentials.h"
 #include "src/base/deadline.h"
 
@@ -19,7 +20,9 @@ void S3Call::SetBody(std::string data) {
 Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& options) {
   if (options.bucket.empty()) return Status::InvalidArgument("S3 bucket name is empty");
   KVFS_ASSIGN_OR_RETURN(Endpoint ep, ParseEndpoint(ResolveEndpoint(options), options.disable_tls));
-  KVFS_ASSIGN_OR_RETURN(S3Credentials creds, ResolveCredentials(options));
+  KVFS_ASSIGN_OR_RETURN(std::shared_ptr<CredentialProvider> creds,
+                        ResolveCredentialProvider(options));
+  spdlog::info("kvfs: S3 credentials from {}", creds->source());
   std::unique_ptr<S3Client> client(new S3Client(options, std::move(ep), std::move(creds)));
   HttpEngine::Options eo;
   eo.max_inflight = std::max(1, options.max_inflight);
@@ -32,7 +35,8 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& options) {
   return client;
 }
 
-S3Client::S3Client(const S3Options& options, Endpoint endpoint, S3Credentials credentials)
+S3Client::S3Client(const S3Options& options, Endpoint endpoint,
+                   std::shared_ptr<CredentialProvider> credentials)
     : options_(options),
       endpoint_(std::move(endpoint)),
       credentials_(std::move(credentials)),
@@ -50,9 +54,13 @@ S3Client::~S3Client() {
 }
 
 RequestContext S3Client::Context(const std::string& operation, const std::string& key) const {
-  return RequestContext{
-      operation,          options_.bucket, key, endpoint_.ToString(), credentials_.access_key_id,
-      credentials_.source};
+  Result<S3Credentials> creds = credentials_->Get();
+  return RequestContext{operation,
+                        options_.bucket,
+                        key,
+                        endpoint_.ToString(),
+                        creds.ok() ? creds->access_key_id : "",
+                        credentials_->source()};
 }
 
 void S3Client::Execute(std::shared_ptr<S3Call> call) {
@@ -109,6 +117,13 @@ void S3Client::StartAttempt(std::shared_ptr<S3Call> call) {
     engine_->RunAfter(0, [this, call, st] { Finish(call, st, nullptr); });
     return;
   }
+  Result<S3Credentials> creds = credentials_->Get();
+  if (!creds.ok()) {  // expired and not refreshed: fail, never sign with what we know is stale
+    Status st(creds.status().code(), call->operation + " " + S3Uri(options_.bucket, call->key) +
+                                         ": " + creds.status().message());
+    engine_->RunAfter(0, [this, call, st] { Finish(call, st, nullptr); });
+    return;
+  }
   ++call->attempts;
   requests_.fetch_add(1, std::memory_order_relaxed);
   in_flight_.fetch_add(1, std::memory_order_relaxed);
@@ -137,13 +152,12 @@ void S3Client::StartAttempt(std::shared_ptr<S3Call> call) {
   headers.emplace_back("Host", target.host);
   headers.emplace_back("x-amz-date", amz_date);
   headers.emplace_back("x-amz-content-sha256", payload_hash);
-  if (!credentials_.session_token.empty()) {
-    headers.emplace_back("x-amz-security-token", credentials_.session_token);
+  if (!creds->session_token.empty()) {
+    headers.emplace_back("x-amz-security-token", creds->session_token);
   }
   SigV4Request sreq{call->method, target.canonical_uri, call->query, headers, payload_hash};
   const SigV4Signature sig =
-      SignV4(sreq, credentials_.access_key_id, credentials_.secret_access_key, options_.region,
-             "s3", amz_date);
+      SignV4(sreq, creds->access_key_id, creds->secret_access_key, options_.region, "s3", amz_date);
   for (const auto& [k, v] : headers) ex->headers.push_back(k + ": " + v);
   ex->headers.push_back("Authorization: " + sig.authorization);
 

@@ -14,6 +14,7 @@
 
 #include "objstore/s3/backoff.h"
 #include "objstore/s3/circuit_breaker.h"
+#include "objstore/s3/credential_provider.h"
 #include "objstore/s3/http_engine.h"
 #include "objstore/s3/s3_errors.h"
 #include "objstore/s3/s3_options.h"
@@ -78,14 +79,15 @@ class S3Client {
   RequestContext Context(const std::string& operation, const std::string& key) const;
   const S3Options& options() const { return options_; }
   const Endpoint& endpoint() const { return endpoint_; }
-  const S3Credentials& credentials() const { return credentials_; }
+  CredentialProvider* credentials() const { return credentials_.get(); }
   HttpEngine* engine() const { return engine_.get(); }
   Clock* clock() const { return policy_->clock(); }
   RetryPolicy* policy() const { return policy_.get(); }
   StoreStats Stats() const;
 
  private:
-  S3Client(const S3Options& options, Endpoint endpoint, S3Credentials credentials);
+  S3Client(const S3Options& options, Endpoint endpoint,
+           std::shared_ptr<CredentialProvider> credentials);
   void StartAttempt(std::shared_ptr<S3Call> call);
   void OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpExchange> ex);
   void Finish(const std::shared_ptr<S3Call>& call, Status st, std::unique_ptr<HttpExchange> ex);
@@ -94,7 +96,7 @@ class S3Client {
 
   const S3Options options_;
   const Endpoint endpoint_;
-  const S3Credentials credentials_;
+  const std::shared_ptr<CredentialProvider> credentials_;  // asked on every attempt: rotates
   std::unique_ptr<RetryPolicy> policy_;
   CircuitBreaker breaker_;
   // Counters (relaxed atomics: statistics only).

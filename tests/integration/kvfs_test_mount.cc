@@ -17,6 +17,7 @@
 // statistics (the daemon's, src/stats_text.h) are readable as the root's "user.kvfs.stats"
 // attribute.
 #include <openssl/evp.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -87,6 +88,8 @@ int Serve(MountStack& stack, FuseOptions fuse, const std::string& mountpoint) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // stdout carries --dump's listing: logs go to stderr.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("kvfs_test_mount"));
   FsOptions fo;
   FuseOptions fuse;
   std::string dir_root, bucket, mountpoint;

@@ -1,0 +1,128 @@
+// RefreshingCredentialProvider: refreshed before expiry in the background, never blocking Get(),
+// never handing out expired credentials; the chain's error lists every source tried.
+#include "objstore/s3/credential_provider.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <thread>
+
+#include "objstore/s3/credential_sources.h"
+
+namespace kvfs::s3 {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::system_clock;
+
+RefreshingCredentialProvider::Options Fast() {
+  RefreshingCredentialProvider::Options o;
+  o.retry_min = milliseconds(20);
+  o.retry_max = milliseconds(50);
+  return o;
+}
+
+TEST(RefreshingCredentialProviderTest, RefreshesBeforeExpiry) {
+  std::atomic<int> fetches{0};
+  auto fetch = [&]() -> Result<TemporaryCredentials> {
+    const int n = ++fetches;
+    TemporaryCredentials t;
+    t.creds = {"AK" + std::to_string(n), "secret", "token" + std::to_string(n), ""};
+    t.expiration = system_clock::now() + milliseconds(400);
+    return t;
+  };
+  auto p = RefreshingCredentialProvider::Create("test source", fetch, Fast());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ((*p)->Get()->access_key_id, "AK1");
+  EXPECT_EQ((*p)->Get()->source, "test source");
+  // Refreshed halfway through each 400 ms lifetime: over 1.2 s every Get() succeeds.
+  const auto end = system_clock::now() + milliseconds(1200);
+  int gets = 0;
+  while (system_clock::now() < end) {
+    Result<S3Credentials> c = (*p)->Get();
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    gets++;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_GE((*p)->refreshes(), 3u);
+  EXPECT_NE((*p)->Get()->access_key_id, "AK1");
+  EXPECT_GT(gets, 50);
+}
+
+TEST(RefreshingCredentialProviderTest, FailedRefreshKeepsValidCredentialsThenRefusesExpired) {
+  std::atomic<bool> revoked{false};
+  auto fetch = [&]() -> Result<TemporaryCredentials> {
+    if (revoked) return Status::PermissionDenied("role detached");
+    TemporaryCredentials t;
+    t.creds = {"AK", "secret", "", ""};
+    t.expiration = system_clock::now() + milliseconds(300);
+    return t;
+  };
+  auto p = RefreshingCredentialProvider::Create("instance role r", fetch, Fast());
+  ASSERT_TRUE(p.ok());
+  revoked = true;
+  EXPECT_TRUE((*p)->Get().ok()) << "still valid: the failed refresh does not drop them";
+  std::this_thread::sleep_for(milliseconds(450));
+  Result<S3Credentials> c = (*p)->Get();
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(c.status().message().find("instance role r"), std::string::npos);
+  EXPECT_NE(c.status().message().find("role detached"), std::string::npos);
+  revoked = false;  // the role is back: the retries pick it up
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_TRUE((*p)->Get().ok());
+}
+
+TEST(RefreshingCredentialProviderTest, FirstFetchErrorNamesTheSource) {
+  auto p = RefreshingCredentialProvider::Create(
+      "web identity (arn:r)",
+      []() -> Result<TemporaryCredentials> {
+        return Status::PermissionDenied("InvalidIdentityToken: bad");
+      },
+      Fast());
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(p.status().message().find("web identity (arn:r)"), std::string::npos);
+  EXPECT_NE(p.status().message().find("InvalidIdentityToken"), std::string::npos);
+}
+
+TEST(CredentialChainTest, NothingConfiguredListsEverySourceTried) {
+  for (const char* v :
+       {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"}) {
+    unsetenv(v);
+  }
+  setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+  setenv("AWS_CONFIG_FILE", "/nonexistent/config", 1);
+  setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+  Result<std::shared_ptr<CredentialProvider>> p = ResolveCredentialProvider(S3Options{});
+  unsetenv("AWS_EC2_METADATA_DISABLED");
+  unsetenv("AWS_SHARED_CREDENTIALS_FILE");
+  unsetenv("AWS_CONFIG_FILE");
+  ASSERT_FALSE(p.ok());
+  const std::string& m = p.status().message();
+  for (const char* s : {"environment", "web identity", "/nonexistent/credentials", "container",
+                        "AWS_EC2_METADATA_DISABLED"}) {
+    EXPECT_NE(m.find(s), std::string::npos) << s;
+  }
+}
+
+TEST(CredentialChainTest, EnvironmentKeysComeFirst) {
+  setenv("AWS_ACCESS_KEY_ID", "AKENV", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+  setenv("AWS_WEB_IDENTITY_TOKEN_FILE", "/nonexistent/token", 1);
+  setenv("AWS_ROLE_ARN", "arn:aws:iam::1:role/r", 1);
+  Result<std::shared_ptr<CredentialProvider>> p = ResolveCredentialProvider(S3Options{});
+  unsetenv("AWS_ACCESS_KEY_ID");
+  unsetenv("AWS_SECRET_ACCESS_KEY");
+  unsetenv("AWS_WEB_IDENTITY_TOKEN_FILE");
+  unsetenv("AWS_ROLE_ARN");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ((*p)->source(), "environment");
+  EXPECT_EQ((*p)->Get()->access_key_id, "AKENV");
+}
+
+}  // namespace
+}  // namespace kvfs::s3
