@@ -12,7 +12,8 @@ PKGS=(build-essential cmake ninja-build pkg-config git libfuse3-dev fuse3 libcur
       libbenchmark-dev python3 ca-certificates curl)
 TEST_PKGS=(ceph-mon ceph-osd ceph-mgr radosgw uuid-runtime
            clang-14 libclang-rt-14-dev  # clang: tests/ci/thread_safety.sh; libFuzzer: tests/fuzz/run.sh
-           dpkg-dev lintian)  # packaging/build-deb.sh (dpkg-shlibdeps) and its check
+           dpkg-dev lintian  # packaging/build-deb.sh (dpkg-shlibdeps) and its check
+           nghttp2-proxy openssl)  # TLS with a private CA and HTTP/2: tls_http2_test.py
 
 case "${1:-}" in
   --test) PKGS+=("${TEST_PKGS[@]}") ;;
