@@ -1,8 +1,11 @@
 #include "objstore/s3/credential_sources.h"
 
 #include <curl/curl.h>
+#include <stdio.h>
+#include <sys/wait.h>
 #include <tinyxml2.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -127,7 +130,116 @@ std::string Text(const tinyxml2::XMLElement* e) { return e && e->GetText() ? e->
 
 std::string FormEncode(const std::string& s) { return UriEncode(s, /*encode_slash=*/true); }
 
+// The STS answer of AssumeRole / AssumeRoleWithWebIdentity (same Credentials element).
+Result<TemporaryCredentials> FromStsXml(const HttpAnswer& a, const std::string& action,
+                                        const std::string& what) {
+  tinyxml2::XMLDocument doc;
+  const bool parsed = doc.Parse(a.body.data(), a.body.size()) == tinyxml2::XML_SUCCESS;
+  if (a.code != 200) {
+    const auto* err = parsed ? Child(Child(&doc, "ErrorResponse"), "Error") : nullptr;
+    if (err != nullptr) {
+      const std::string msg =
+          what + ": " + Text(Child(err, "Code")) + ": " + Text(Child(err, "Message"));
+      return a.code >= 500 ? Status::Unavailable(msg) : Status::PermissionDenied(msg);
+    }
+    return HttpError(what, a);
+  }
+  const auto* c =
+      Child(Child(Child(&doc, (action + "Response").c_str()), (action + "Result").c_str()),
+            "Credentials");
+  if (c == nullptr) return Status::Internal(what + ": no Credentials in the answer");
+  TemporaryCredentials t;
+  t.creds.access_key_id = Text(Child(c, "AccessKeyId"));
+  t.creds.secret_access_key = Text(Child(c, "SecretAccessKey"));
+  t.creds.session_token = Text(Child(c, "SessionToken"));
+  if (t.creds.access_key_id.empty() || t.creds.secret_access_key.empty()) {
+    return Status::Internal(what + ": the answer lacks AccessKeyId or SecretAccessKey");
+  }
+  KVFS_ASSIGN_OR_RETURN(t.expiration, Expiration(Text(Child(c, "Expiration")), what));
+  return t;
+}
+
+// "host" or "host:port" of an endpoint URL, as the Host header carries it.
+Result<std::string> HostOf(const std::string& url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return Status::InvalidArgument("not a URL: " + url);
+  const size_t start = scheme + 3;
+  const size_t end = url.find('/', start);
+  return url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
 }  // namespace
+
+CredentialFetch AssumeRoleFetch(const std::string& sts_endpoint, const std::string& region,
+                                const std::string& role_arn, const std::string& session_name,
+                                const std::string& external_id,
+                                std::shared_ptr<CredentialProvider> source) {
+  return [=]() -> Result<TemporaryCredentials> {
+    const std::string what = "STS AssumeRole at " + sts_endpoint + " for " + role_arn;
+    KVFS_ASSIGN_OR_RETURN(S3Credentials base, source->Get());
+    KVFS_ASSIGN_OR_RETURN(std::string host, HostOf(sts_endpoint));
+    std::string form = "Action=AssumeRole&Version=2011-06-15&RoleArn=" + FormEncode(role_arn) +
+                       "&RoleSessionName=" + FormEncode(session_name);
+    if (!external_id.empty()) form += "&ExternalId=" + FormEncode(external_id);
+    const std::string amz_date = AmzDate(std::time(nullptr));
+    KeyValues headers = {{"Content-Type", "application/x-www-form-urlencoded"},
+                         {"Host", host},
+                         {"x-amz-date", amz_date}};
+    if (!base.session_token.empty()) {
+      headers.emplace_back("x-amz-security-token", base.session_token);
+    }
+    // Signed with the source's credentials for the service "sts", body hash included.
+    const SigV4Signature sig =
+        SignV4(SigV4Request{"POST", "/", {}, headers, Sha256Hex(form)}, base.access_key_id,
+               base.secret_access_key, region, "sts", amz_date);
+    std::vector<std::string> lines;
+    for (const auto& [k, v] : headers) {
+      if (k != "Host") lines.push_back(k + ": " + v);  // curl sends Host from the URL
+    }
+    lines.push_back("Authorization: " + sig.authorization);
+    lines.push_back("Accept: application/xml");
+    KVFS_ASSIGN_OR_RETURN(HttpAnswer a, Exchange("POST", sts_endpoint + "/", lines, form, 5000));
+    KVFS_ASSIGN_OR_RETURN(TemporaryCredentials t, FromStsXml(a, "AssumeRole", what));
+    t.creds.source = "role " + role_arn + " (AssumeRole with " + source->source() + ")";
+    return t;
+  };
+}
+
+CredentialFetch ProcessFetch(const std::string& command) {
+  return [command]() -> Result<TemporaryCredentials> {
+    const std::string what = "credential_process '" + command + "'";
+    // Through the shell, as the AWS CLI runs it: the setting is a command line.
+    FILE* p = popen(command.c_str(), "r");
+    if (p == nullptr) return Status::FromErrno(errno, what);
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) {
+      if (out.size() < (1u << 20)) out.append(buf, n);  // drain, but keep a bounded answer
+    }
+    const int st = pclose(p);
+    if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      return Status::PermissionDenied(
+          what + " failed (exit status " +
+          std::to_string(st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1) + ")");
+    }
+    nlohmann::json j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("Version") || j["Version"] != 1) {
+      return Status::Internal(what + ": the output is not a JSON object with \"Version\": 1");
+    }
+    auto str = [&](const char* k) {
+      return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
+    };
+    TemporaryCredentials t;
+    t.creds = {str("AccessKeyId"), str("SecretAccessKey"), str("SessionToken"), what};
+    if (t.creds.access_key_id.empty() || t.creds.secret_access_key.empty()) {
+      return Status::Internal(what + ": the output lacks AccessKeyId or SecretAccessKey");
+    }
+    if (!str("Expiration").empty()) {
+      KVFS_ASSIGN_OR_RETURN(t.expiration, Expiration(str("Expiration"), what));
+    }
+    return t;
+  };
+}
 
 CredentialFetch ImdsFetch(const std::string& endpoint) {
   return [endpoint]() -> Result<TemporaryCredentials> {
@@ -184,33 +296,110 @@ CredentialFetch WebIdentityFetch(const std::string& sts_endpoint, const std::str
                                                  {"Content-Type: application/x-www-form-urlencoded",
                                                   "Accept: application/xml"},
                                                  form, 5000));
-    tinyxml2::XMLDocument doc;
-    const bool parsed = doc.Parse(a.body.data(), a.body.size()) == tinyxml2::XML_SUCCESS;
-    if (a.code != 200) {
-      const auto* err = parsed ? Child(Child(&doc, "ErrorResponse"), "Error") : nullptr;
-      if (err != nullptr) {
-        const std::string msg =
-            what + ": " + Text(Child(err, "Code")) + ": " + Text(Child(err, "Message"));
-        return a.code >= 500 ? Status::Unavailable(msg) : Status::PermissionDenied(msg);
-      }
-      return HttpError(what, a);
-    }
-    const auto* c = Child(
-        Child(Child(&doc, "AssumeRoleWithWebIdentityResponse"), "AssumeRoleWithWebIdentityResult"),
-        "Credentials");
-    if (c == nullptr) return Status::Internal(what + ": no Credentials in the answer");
-    TemporaryCredentials t;
-    t.creds.access_key_id = Text(Child(c, "AccessKeyId"));
-    t.creds.secret_access_key = Text(Child(c, "SecretAccessKey"));
-    t.creds.session_token = Text(Child(c, "SessionToken"));
-    if (t.creds.access_key_id.empty() || t.creds.secret_access_key.empty()) {
-      return Status::Internal(what + ": the answer lacks AccessKeyId or SecretAccessKey");
-    }
-    KVFS_ASSIGN_OR_RETURN(t.expiration, Expiration(Text(Child(c, "Expiration")), what));
+    KVFS_ASSIGN_OR_RETURN(TemporaryCredentials t, FromStsXml(a, "AssumeRoleWithWebIdentity", what));
     t.creds.source = "web identity (" + role_arn + " via " + sts_endpoint + ")";
     return t;
   };
 }
+
+namespace {
+
+std::string Get(const std::map<std::string, std::string>& kv, const char* key) {
+  auto it = kv.find(key);
+  return it == kv.end() ? std::string() : it->second;
+}
+
+std::string StsEndpoint(const S3Options& options) {
+  std::string sts = Env("AWS_ENDPOINT_URL_STS");
+  if (sts.empty()) sts = "https://sts." + options.region + ".amazonaws.com";
+  while (!sts.empty() && sts.back() == '/') sts.pop_back();
+  return sts;
+}
+
+std::string ContainerUri() {
+  std::string uri = Env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+  if (uri.empty() && !Env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").empty()) {
+    uri = "http://169.254.170.2" + Env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+  }
+  return uri;
+}
+
+std::string ImdsEndpoint() {
+  std::string imds = Env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+  if (imds.empty()) imds = "http://169.254.169.254";
+  while (!imds.empty() && imds.back() == '/') imds.pop_back();
+  return imds;
+}
+
+std::string DefaultSessionName() { return "kvfs-" + std::to_string(time(nullptr)); }
+
+// A profile with role_arn: AssumeRole signed with the credentials of its source_profile (static
+// keys or a credential_process) or of its credential_source (Environment, Ec2InstanceMetadata,
+// EcsContainer), refreshed like every temporary set.
+Result<std::shared_ptr<CredentialProvider>> ProfileRoleProvider(
+    const S3Options& options, const std::string& name,
+    const std::map<std::string, std::string>& kv) {
+  const std::string where = "profile " + name;
+  std::shared_ptr<CredentialProvider> source;
+  const std::string source_profile = Get(kv, "source_profile");
+  const std::string credential_source = Get(kv, "credential_source");
+  if (!source_profile.empty()) {
+    const auto src = ReadProfile(source_profile);
+    if (!Get(src, "aws_access_key_id").empty() && !Get(src, "aws_secret_access_key").empty()) {
+      source = std::make_shared<StaticCredentialProvider>(
+          S3Credentials{Get(src, "aws_access_key_id"), Get(src, "aws_secret_access_key"),
+                        Get(src, "aws_session_token"), "profile " + source_profile});
+    } else if (!Get(src, "credential_process").empty()) {
+      KVFS_ASSIGN_OR_RETURN(source, RefreshingCredentialProvider::Create(
+                                        "credential_process of profile " + source_profile,
+                                        ProcessFetch(Get(src, "credential_process"))));
+    } else {
+      return Status::PermissionDenied(where + ": source_profile " + source_profile +
+                                      " has neither aws_access_key_id/aws_secret_access_key "
+                                      "nor credential_process (chained roles are not supported)");
+    }
+  } else if (credential_source == "Environment") {
+    if (Env("AWS_ACCESS_KEY_ID").empty() || Env("AWS_SECRET_ACCESS_KEY").empty()) {
+      return Status::PermissionDenied(where +
+                                      ": credential_source Environment, but "
+                                      "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY are unset");
+    }
+    source = std::make_shared<StaticCredentialProvider>(
+        S3Credentials{Env("AWS_ACCESS_KEY_ID"), Env("AWS_SECRET_ACCESS_KEY"),
+                      Env("AWS_SESSION_TOKEN"), "environment"});
+  } else if (credential_source == "Ec2InstanceMetadata") {
+    KVFS_ASSIGN_OR_RETURN(
+        source, RefreshingCredentialProvider::Create(
+                    "EC2 instance metadata (" + ImdsEndpoint() + ")", ImdsFetch(ImdsEndpoint())));
+  } else if (credential_source == "EcsContainer") {
+    if (ContainerUri().empty()) {
+      return Status::PermissionDenied(where +
+                                      ": credential_source EcsContainer, but "
+                                      "AWS_CONTAINER_CREDENTIALS_FULL_URI/_RELATIVE_URI are unset");
+    }
+    KVFS_ASSIGN_OR_RETURN(
+        source, RefreshingCredentialProvider::Create(
+                    "container credentials (" + ContainerUri() + ")",
+                    ContainerFetch(ContainerUri(), Env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"),
+                                   Env("AWS_CONTAINER_AUTHORIZATION_TOKEN"))));
+  } else {
+    return Status::PermissionDenied(
+        where +
+        ": role_arn needs source_profile or credential_source (Environment, "
+        "Ec2InstanceMetadata or EcsContainer)" +
+        (credential_source.empty() ? "" : "; got credential_source " + credential_source));
+  }
+  const std::string arn = Get(kv, "role_arn");
+  std::string session = Get(kv, "role_session_name");
+  if (session.empty()) session = DefaultSessionName();
+  KVFS_ASSIGN_OR_RETURN(auto p, RefreshingCredentialProvider::Create(
+                                    "role " + arn + " (" + where + ")",
+                                    AssumeRoleFetch(StsEndpoint(options), options.region, arn,
+                                                    session, Get(kv, "external_id"), source)));
+  return std::shared_ptr<CredentialProvider>(std::move(p));
+}
+
+}  // namespace
 
 std::string DescribeCredentialSource(const S3Options& options) {
   if (!options.credentials.access_key_id.empty() &&
@@ -222,6 +411,13 @@ std::string DescribeCredentialSource(const S3Options& options) {
   }
   if (!Env("AWS_WEB_IDENTITY_TOKEN_FILE").empty() && !Env("AWS_ROLE_ARN").empty()) {
     return "web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN " + Env("AWS_ROLE_ARN") + ")";
+  }
+  const auto kv = ReadProfile(ProfileName(options));
+  if (!Get(kv, "role_arn").empty()) {
+    return "role " + Get(kv, "role_arn") + " (profile " + ProfileName(options) + ", AssumeRole)";
+  }
+  if (!Get(kv, "credential_process").empty()) {
+    return "credential_process of profile " + ProfileName(options);
   }
   Result<S3Credentials> profile = ResolveCredentials(options);
   if (profile.ok()) return profile->source;
@@ -251,27 +447,32 @@ Result<std::shared_ptr<CredentialProvider>> ResolveCredentialProvider(const S3Op
   const std::string token_file = Env("AWS_WEB_IDENTITY_TOKEN_FILE");
   const std::string role_arn = Env("AWS_ROLE_ARN");
   if (!token_file.empty() && !role_arn.empty()) {
-    std::string sts = Env("AWS_ENDPOINT_URL_STS");
-    if (sts.empty()) sts = "https://sts." + options.region + ".amazonaws.com";
     std::string session = Env("AWS_ROLE_SESSION_NAME");
-    if (session.empty()) session = "kvfs-" + std::to_string(time(nullptr));
-    KVFS_ASSIGN_OR_RETURN(auto p, RefreshingCredentialProvider::Create(
-                                      "web identity (" + role_arn + ")",
-                                      WebIdentityFetch(sts, role_arn, session, token_file)));
+    if (session.empty()) session = DefaultSessionName();
+    KVFS_ASSIGN_OR_RETURN(
+        auto p, RefreshingCredentialProvider::Create(
+                    "web identity (" + role_arn + ")",
+                    WebIdentityFetch(StsEndpoint(options), role_arn, session, token_file)));
     return std::shared_ptr<CredentialProvider>(std::move(p));
   }
   tried.push_back(token_file.empty() && role_arn.empty()
                       ? "web identity (AWS_WEB_IDENTITY_TOKEN_FILE/AWS_ROLE_ARN unset)"
                       : "web identity (needs both AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN)");
-  // 4: profiles (and, again, the explanation of 1-2).
+  // 4: the profile: an assumed role, a credential process, or static keys.
+  const std::string name = ProfileName(options);
+  const std::map<std::string, std::string> kv = ReadProfile(name);
+  if (!Get(kv, "role_arn").empty()) return ProfileRoleProvider(options, name, kv);
+  if (!Get(kv, "credential_process").empty()) {
+    KVFS_ASSIGN_OR_RETURN(
+        auto p, RefreshingCredentialProvider::Create("credential_process of profile " + name,
+                                                     ProcessFetch(Get(kv, "credential_process"))));
+    return std::shared_ptr<CredentialProvider>(std::move(p));
+  }
   Result<S3Credentials> profile = ResolveCredentials(options);
   if (profile.ok()) return fixed(std::move(profile).value());
   tried.insert(tried.begin(), profile.status().message());
   // 5: container credentials.
-  std::string uri = Env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
-  if (uri.empty() && !Env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").empty()) {
-    uri = "http://169.254.170.2" + Env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
-  }
+  const std::string uri = ContainerUri();
   if (!uri.empty()) {
     KVFS_ASSIGN_OR_RETURN(auto p,
                           RefreshingCredentialProvider::Create(
@@ -286,9 +487,7 @@ Result<std::shared_ptr<CredentialProvider>> ResolveCredentialProvider(const S3Op
   if (disabled == "true" || disabled == "TRUE" || disabled == "1") {
     tried.push_back("EC2 instance metadata (AWS_EC2_METADATA_DISABLED)");
   } else {
-    std::string imds = Env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
-    if (imds.empty()) imds = "http://169.254.169.254";
-    while (!imds.empty() && imds.back() == '/') imds.pop_back();
+    const std::string imds = ImdsEndpoint();
     auto p = RefreshingCredentialProvider::Create("EC2 instance metadata (" + imds + ")",
                                                   ImdsFetch(imds));
     if (p.ok()) return std::shared_ptr<CredentialProvider>(std::move(p).value());

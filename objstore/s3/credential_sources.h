@@ -4,15 +4,18 @@
 //   3. web identity: AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN [+ AWS_ROLE_SESSION_NAME] ->
 //      STS AssumeRoleWithWebIdentity (EKS IRSA); STS at AWS_ENDPOINT_URL_STS, else
 //      https://sts.<region>.amazonaws.com,
-//   4. the shared files' profile (static keys; credentials.h),
+//   4. the shared files' profile (credentials.h): role_arn with source_profile or
+//      credential_source (STS AssumeRole, signed with the source's credentials),
+//      credential_process (a command printing the credentials as JSON), or static keys,
 //   5. container credentials: AWS_CONTAINER_CREDENTIALS_FULL_URI or _RELATIVE_URI (on
 //      169.254.170.2), with AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE or _TOKEN (ECS, EKS Pod
 //      Identity),
 //   6. EC2 instance metadata, IMDSv2 only (token PUT, then the role's credentials), at
 //      AWS_EC2_METADATA_SERVICE_ENDPOINT else http://169.254.169.254; off with
 //      AWS_EC2_METADATA_DISABLED=true.
-// Temporary credentials (3, 5, 6) are refreshed in the background (credential_provider.h); token
-// files are read again on every refresh, since Kubernetes rotates them.
+// Temporary credentials (3, 4 when a role or a process, 5, 6) are refreshed in the background
+// (credential_provider.h); token files are read again on every refresh, since Kubernetes rotates
+// them.
 //
 // Thread-safety: the fetch functions are stateless apart from what they capture; safe to call
 // from any thread. They read the environment when resolving only.
@@ -39,6 +42,11 @@ std::string DescribeCredentialSource(const S3Options& options);
 CredentialFetch ImdsFetch(const std::string& endpoint);
 CredentialFetch ContainerFetch(const std::string& uri, const std::string& token_file,
                                const std::string& token);
+CredentialFetch AssumeRoleFetch(const std::string& sts_endpoint, const std::string& region,
+                                const std::string& role_arn, const std::string& session_name,
+                                const std::string& external_id,
+                                std::shared_ptr<CredentialProvider> source);
+CredentialFetch ProcessFetch(const std::string& command);
 CredentialFetch WebIdentityFetch(const std::string& sts_endpoint, const std::string& role_arn,
                                  const std::string& session_name, const std::string& token_file);
 

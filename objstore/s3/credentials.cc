@@ -132,6 +132,29 @@ Result<S3Credentials> ResolveCredentials(const S3Options& options) {
   return Status::PermissionDenied(msg);
 }
 
+std::string ProfileName(const S3Options& options) {
+  std::string profile = Env("AWS_PROFILE");
+  if (profile.empty()) profile = options.profile;
+  if (profile.empty()) profile = "default";
+  return profile;
+}
+
+std::map<std::string, std::string> ReadProfile(const std::string& profile) {
+  const std::string home = HomeDir();
+  std::string config_file = Env("AWS_CONFIG_FILE");
+  if (config_file.empty() && !home.empty()) config_file = home + "/.aws/config";
+  std::string cred_file = Env("AWS_SHARED_CREDENTIALS_FILE");
+  if (cred_file.empty() && !home.empty()) cred_file = home + "/.aws/credentials";
+  std::map<std::string, std::string> kv;
+  bool found = false;
+  if (!config_file.empty()) {
+    ReadIniSection(config_file, profile == "default" ? "default" : "profile " + profile, &kv,
+                   &found);
+  }
+  if (!cred_file.empty()) ReadIniSection(cred_file, profile, &kv, &found);
+  return kv;
+}
+
 std::string ResolveEndpoint(const S3Options& options) {
   if (!options.endpoint.empty()) return options.endpoint;
   std::string ep = Env("AWS_ENDPOINT_URL_S3");

@@ -3,6 +3,7 @@
 // nobody modifies the environment concurrently.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "objstore/s3/s3_options.h"
@@ -19,6 +20,14 @@ namespace kvfs::s3 {
 // S3Credentials::source says which one was used. When none is complete: kPermissionDenied listing
 // everything tried (names of variables and files, never values).
 Result<S3Credentials> ResolveCredentials(const S3Options& options);
+
+// The profile kvfs uses: AWS_PROFILE, else options.profile, else "default".
+std::string ProfileName(const S3Options& options);
+
+// The settings of `profile`: the config file's section (AWS_CONFIG_FILE or ~/.aws/config,
+// "[profile NAME]", "[default]") overlaid by the credentials file's "[NAME]" (AWS_SHARED_
+// CREDENTIALS_FILE or ~/.aws/credentials). Empty when neither file has it.
+std::map<std::string, std::string> ReadProfile(const std::string& profile);
 
 // options.endpoint, else AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL, else
 // "https://s3.<region>.amazonaws.com".

@@ -8,6 +8,8 @@ a few seconds, so kvfs must refresh them while it works.
   expire every 4 s: 0 errors, refreshes counted by the emulator;
 - web identity (IRSA) wins over instance metadata when both are configured (chain order);
 - container credentials (EKS Pod Identity, with a token file);
+- profiles: role_arn + source_profile (STS AssumeRole, its SigV4 signature verified by the
+  emulator) and credential_process, both refreshed;
 - a wrong web identity token stops the mount with a message naming the source and STS's error;
 - revoked credentials: once they expire, requests fail with EPERM (never a hang), and the
   cached chunks are still served.
@@ -159,6 +161,65 @@ def case_container_and_revocation(ctx, cs):
     a.unmount()
 
 
+PROCESS = r"""#!/usr/bin/env python3
+import datetime, json, sys
+with open(sys.argv[1], "a") as f:
+    f.write("x")
+exp = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=%d)
+print(json.dumps({"Version": 1, "AccessKeyId": "%s", "SecretAccessKey": "%s",
+                  "Expiration": exp.strftime("%%Y-%%m-%%dT%%H:%%M:%%SZ")}))
+"""
+
+
+def case_profiles(ctx, cs):
+    access = os.environ.get("KVFS_TEST_S3_ACCESS_KEY", "")
+    secret = os.environ.get("KVFS_TEST_S3_SECRET_KEY", "")
+    script, calls = ctx.path("cred-process.py"), ctx.path("cred-process.calls")
+    with open(script, "w") as f:
+        f.write(PROCESS % (LIFETIME, access, secret))
+    config = ctx.path("aws-config")
+    with open(config, "w") as f:
+        f.write("[profile assumer]\nrole_arn = arn:aws:iam::123456789012:role/kvfs-test\n"
+                "source_profile = base\nrole_session_name = kvfs-profile-test\n\n"
+                "[profile base]\naws_access_key_id = %s\naws_secret_access_key = %s\n\n"
+                "[profile wrong]\nrole_arn = arn:aws:iam::123456789012:role/kvfs-test\n"
+                "source_profile = badbase\n\n"
+                "[profile badbase]\naws_access_key_id = %s\naws_secret_access_key = nope\n\n"
+                "[profile proc]\ncredential_process = %s %s %s\n"
+                % (access, secret, access, sys.executable, script, calls))
+    env = {"AWS_CONFIG_FILE": config, "AWS_ENDPOINT_URL_STS": cs.url, "AWS_PROFILE": "assumer"}
+    store = source_store(ctx, env)
+    s0 = cs.stats()
+    a = Daemon(ctx, store, ctx.path("mnt-r"), ctx.path("cache-r"), name="role")
+    data = chunk("role", 2 * MIB)
+    write_chunk(a.mnt, "r.pt", data)
+    time.sleep(LIFETIME)
+    write_chunk(a.mnt, "r2.pt", data)
+    n = cs.stats()["assume_role"] - s0["assume_role"]
+    assert n >= 2, "AssumeRole called %d times" % n
+    assert set(store.keys()) >= {"kv/r.pt", "kv/r2.pt"}, store.keys()
+    ok("profile role_arn + source_profile: STS AssumeRole (SigV4 checked by the emulator), "
+       "%d calls, writes work across a refresh" % n)
+    a.unmount()
+
+    store.env = dict(NO_STATIC, **dict(env, AWS_PROFILE="proc"))
+    p = Daemon(ctx, store, ctx.path("mnt-p"), ctx.path("cache-p"), name="process")
+    write_chunk(p.mnt, "p.pt", data)
+    time.sleep(LIFETIME)
+    write_chunk(p.mnt, "p2.pt", data)
+    runs = len(open(calls).read())
+    assert runs >= 2, "credential_process ran %d times" % runs
+    assert read_direct(os.path.join(p.mnt, "p2.pt")) == data
+    ok("profile credential_process: ran %d times (refreshed), writes work" % runs)
+    p.unmount()
+
+    os.makedirs(ctx.path("mnt-bad"), exist_ok=True)
+    cmd = [ctx.kvfs, store.source, ctx.path("mnt-bad"), "-o",
+           ",".join("%s=%s" % kv for kv in dict(store.opts, cache_dir=ctx.path("cache-b")).items())]
+    run_fail(ctx, cmd, ["AssumeRole", "SignatureDoesNotMatch"], ctx.path("mnt-bad"),
+             env=dict(NO_STATIC, **dict(env, AWS_PROFILE="wrong")))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kvfs", required=True)
@@ -173,7 +234,7 @@ def main():
                     os.environ.get("KVFS_TEST_S3_SECRET_KEY", ""))
     failed = []
     try:
-        for fn in (case_imds_refresh_under_load, case_web_identity_first,
+        for fn in (case_imds_refresh_under_load, case_web_identity_first, case_profiles,
                    case_container_and_revocation):
             print("[%s]" % fn.__name__, flush=True)
             ctx = Ctx(os.path.abspath(args.kvfs), "s3", tempfile.mkdtemp(prefix="kvfs-cred-"))

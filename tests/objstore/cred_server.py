@@ -9,6 +9,9 @@ following their documented protocols (AWS itself is not reachable from the test 
   Authorization: CONTAINER_TOKEN.
 - STS AssumeRoleWithWebIdentity (EKS IRSA): POST / with the form fields Action, Version, RoleArn,
   RoleSessionName, WebIdentityToken; XML answer or an ErrorResponse.
+- STS AssumeRole (profiles with role_arn): POST / with Action=AssumeRole, RoleArn,
+  RoleSessionName, signed with SigV4 (service sts) by the source credentials, which must be
+  --access/--secret: the signature is verified here, so a wrong one is SignatureDoesNotMatch.
 
 Every answer carries the same access key and secret (the test S3 server's: RGW only accepts its
 own users) with an Expiration LIFETIME seconds ahead, so clients must refresh often; the session
@@ -23,6 +26,8 @@ Prints "port N" once listening on 127.0.0.1.
 """
 import argparse
 import datetime
+import hashlib
+import hmac
 import http.server
 import json
 import sys
@@ -36,7 +41,7 @@ class State:
     def __init__(self, args):
         self.args = args
         self.lock = threading.Lock()
-        self.stats = {"imds": 0, "container": 0, "sts": 0, "refused": 0}
+        self.stats = {"imds": 0, "container": 0, "sts": 0, "assume_role": 0, "refused": 0}
         self.revoked = False
         self.imds_tokens = set()
 
@@ -122,8 +127,33 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.reply(code, "<ErrorResponse><Error><Type>Sender</Type><Code>%s</Code>"
                    "<Message>%s</Message></Error></ErrorResponse>" % (err, msg), "text/xml")
 
+    def sigv4_ok(self, body):
+        """Verifies the request's SigV4 signature (service sts) against --access/--secret."""
+        auth = self.headers.get("Authorization", "")
+        if not auth.startswith("AWS4-HMAC-SHA256 "):
+            return False
+        parts = dict(p.strip().split("=", 1) for p in auth[len("AWS4-HMAC-SHA256 "):].split(","))
+        ak, date, region, service, term = parts["Credential"].split("/")
+        if ak != self.st.args.access or service != "sts" or term != "aws4_request":
+            return False
+        signed = parts["SignedHeaders"].split(";")
+        canon_headers = "".join("%s:%s\n" % (h, " ".join(self.headers.get(h, "").split()))
+                                for h in signed)
+        creq = "\n".join(["POST", "/", "", canon_headers, ";".join(signed),
+                          hashlib.sha256(body).hexdigest()])
+        amz_date = self.headers.get("x-amz-date", "")
+        scope = "%s/%s/%s/aws4_request" % (date, region, service)
+        sts = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope,
+                         hashlib.sha256(creq.encode()).hexdigest()])
+        key = ("AWS4" + self.st.args.secret).encode()
+        for part in (date, region, service, "aws4_request"):
+            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+        want = hmac.new(key, sts.encode(), hashlib.sha256).hexdigest()
+        return hmac.compare_digest(want, parts["Signature"])
+
     def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = raw.decode()
         if self.path == "/__revoke":
             self.st.revoked = True
             return self.reply(200, "revoked")
@@ -131,6 +161,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(404, "not found")
         f = {k: v[0] for k, v in urllib.parse.parse_qs(body).items()}
         a = self.st.args
+        if f.get("Action") == "AssumeRole":
+            return self.assume_role(f, raw)
         if f.get("Action") != "AssumeRoleWithWebIdentity" or f.get("Version") != "2011-06-15":
             return self.sts_error(400, "InvalidAction", "unsupported action")
         if f.get("RoleArn") != a.role_arn or not f.get("RoleSessionName"):
@@ -149,6 +181,32 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "</SubjectFromWebIdentityToken></AssumeRoleWithWebIdentityResult>"
             "</AssumeRoleWithWebIdentityResponse>") % (
                 a.access, a.secret, a.session_token, self.st.expiration()), "text/xml")
+
+
+    def assume_role_reply(self, f):
+        a = self.st.args
+        self.reply(200, (
+            "<AssumeRoleResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"
+            "<AssumeRoleResult><Credentials>"
+            "<AccessKeyId>%s</AccessKeyId><SecretAccessKey>%s</SecretAccessKey>"
+            "<SessionToken>%s</SessionToken><Expiration>%s</Expiration>"
+            "</Credentials><AssumedRoleUser><Arn>%s/%s</Arn></AssumedRoleUser>"
+            "</AssumeRoleResult></AssumeRoleResponse>") % (
+                a.access, a.secret, a.session_token, self.st.expiration(), f.get("RoleArn"),
+                f.get("RoleSessionName")), "text/xml")
+
+
+    def assume_role(self, f, raw):
+        if f.get("Version") != "2011-06-15" or not f.get("RoleSessionName"):
+            return self.sts_error(400, "InvalidParameterValue", "Version and RoleSessionName needed")
+        if not self.sigv4_ok(raw):
+            return self.sts_error(403, "SignatureDoesNotMatch", "the request signature is wrong")
+        if f.get("RoleArn") != self.st.args.role_arn:
+            return self.sts_error(403, "AccessDenied", "not authorized to assume the role")
+        if self.refused():
+            return self.sts_error(403, "AccessDenied", "the role was revoked")
+        self.st.count("assume_role")
+        self.assume_role_reply(f)
 
 
 def main():
