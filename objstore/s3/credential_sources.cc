@@ -41,7 +41,8 @@ size_t Collect(char* data, size_t size, size_t n, void* out) {
 // one request per refresh): no pool, short timeouts, no retries here - the provider retries.
 Result<HttpAnswer> Exchange(const std::string& method, const std::string& url,
                             const std::vector<std::string>& headers, const std::string& body,
-                            long timeout_ms, bool direct = false) {
+                            long timeout_ms, bool direct = false, const std::string& ca_bundle = "",
+                            bool verify_tls = true) {
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return Status::Internal("curl_easy_init failed");
   curl_slist* list = nullptr;
@@ -61,6 +62,11 @@ Result<HttpAnswer> Exchange(const std::string& method, const std::string& url,
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   // The metadata services are link-local: never through an HTTP proxy (as the SDKs do).
   if (direct) curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+  if (!ca_bundle.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_bundle.c_str());
+  if (!verify_tls) {
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   const CURLcode rc = curl_easy_perform(curl);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a.code);
@@ -237,6 +243,54 @@ CredentialFetch ProcessFetch(const std::string& command) {
     if (!str("Expiration").empty()) {
       KVFS_ASSIGN_OR_RETURN(t.expiration, Expiration(str("Expiration"), what));
     }
+    return t;
+  };
+}
+
+CredentialFetch ExpressSessionFetch(const ExpressSessionTarget& target,
+                                    std::shared_ptr<CredentialProvider> base) {
+  return [target, base]() -> Result<TemporaryCredentials> {
+    const std::string what = "S3 Express CreateSession at " + target.url;
+    KVFS_ASSIGN_OR_RETURN(S3Credentials iam, base->Get());
+    const std::string amz_date = AmzDate(std::time(nullptr));
+    KeyValues headers = {{"Host", target.host},
+                         {"x-amz-content-sha256", kEmptySha256},
+                         {"x-amz-create-session-mode", "ReadWrite"},
+                         {"x-amz-date", amz_date}};
+    if (!iam.session_token.empty()) headers.emplace_back("x-amz-security-token", iam.session_token);
+    // Signed with the IAM credentials for the service "s3express"; the session's own
+    // credentials then sign every data request.
+    const SigV4Signature sig =
+        SignV4(SigV4Request{"GET", target.canonical_uri, {{"session", ""}}, headers, kEmptySha256},
+               iam.access_key_id, iam.secret_access_key, target.region, "s3express", amz_date);
+    std::vector<std::string> lines;
+    for (const auto& [k, v] : headers) {
+      if (k != "Host") lines.push_back(k + ": " + v);
+    }
+    lines.push_back("Authorization: " + sig.authorization);
+    KVFS_ASSIGN_OR_RETURN(HttpAnswer a, Exchange("GET", target.url, lines, "", 5000, false,
+                                                 target.ca_bundle, target.verify_tls));
+    tinyxml2::XMLDocument doc;
+    const bool parsed = doc.Parse(a.body.data(), a.body.size()) == tinyxml2::XML_SUCCESS;
+    if (a.code != 200) {
+      const auto* err = parsed ? Child(&doc, "Error") : nullptr;
+      if (err != nullptr) {
+        const std::string msg =
+            what + ": " + Text(Child(err, "Code")) + ": " + Text(Child(err, "Message"));
+        return a.code >= 500 ? Status::Unavailable(msg) : Status::PermissionDenied(msg);
+      }
+      return HttpError(what, a);
+    }
+    const auto* c = Child(Child(&doc, "CreateSessionResult"), "Credentials");
+    if (c == nullptr) return Status::Internal(what + ": no Credentials in the answer");
+    TemporaryCredentials t;
+    t.creds.access_key_id = Text(Child(c, "AccessKeyId"));
+    t.creds.secret_access_key = Text(Child(c, "SecretAccessKey"));
+    t.creds.session_token = Text(Child(c, "SessionToken"));
+    if (t.creds.access_key_id.empty() || t.creds.session_token.empty()) {
+      return Status::Internal(what + ": the answer lacks AccessKeyId or SessionToken");
+    }
+    KVFS_ASSIGN_OR_RETURN(t.expiration, Expiration(Text(Child(c, "Expiration")), what));
     return t;
   };
 }

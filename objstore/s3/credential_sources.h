@@ -47,6 +47,20 @@ CredentialFetch AssumeRoleFetch(const std::string& sts_endpoint, const std::stri
                                 const std::string& external_id,
                                 std::shared_ptr<CredentialProvider> source);
 CredentialFetch ProcessFetch(const std::string& command);
+
+// Where an S3 Express One Zone directory bucket's CreateSession goes (GET BUCKET/?session on its
+// zonal endpoint), and the TLS settings of the store.
+struct ExpressSessionTarget {
+  std::string url;            // ".../?session"
+  std::string host;           // Host header
+  std::string canonical_uri;  // "/" (virtual-hosted) or "/bucket" (path style, emulators)
+  std::string region;
+  std::string ca_bundle;
+  bool verify_tls = true;
+};
+// The session credentials (5 minutes) CreateSession hands out, asked for with `base` (IAM).
+CredentialFetch ExpressSessionFetch(const ExpressSessionTarget& target,
+                                    std::shared_ptr<CredentialProvider> base);
 CredentialFetch WebIdentityFetch(const std::string& sts_endpoint, const std::string& role_arn,
                                  const std::string& session_name, const std::string& token_file);
 

@@ -23,7 +23,26 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& options) {
   KVFS_ASSIGN_OR_RETURN(std::shared_ptr<CredentialProvider> creds,
                         ResolveCredentialProvider(options));
   spdlog::info("kvfs: S3 credentials from {}", creds->source());
-  std::unique_ptr<S3Client> client(new S3Client(options, std::move(ep), std::move(creds)));
+  std::shared_ptr<CredentialProvider> data_creds = creds;
+  if (options.s3express) {
+    // Directory buckets authorize data requests with session credentials from CreateSession,
+    // renewed before their 5 minutes run out.
+    const RequestTarget t =
+        BuildTarget(ep, options.bucket, options.path_style, "", {{"session", ""}});
+    ExpressSessionTarget target{t.url,
+                                t.host,
+                                t.canonical_uri,
+                                options.region,
+                                ResolveCaBundle(options),
+                                options.verify_tls};
+    KVFS_ASSIGN_OR_RETURN(data_creds, RefreshingCredentialProvider::Create(
+                                          "S3 Express session of " + options.bucket +
+                                              " (CreateSession with " + creds->source() + ")",
+                                          ExpressSessionFetch(target, creds)));
+    spdlog::info("kvfs: {}", data_creds->source());
+  }
+  std::unique_ptr<S3Client> client(
+      new S3Client(options, std::move(ep), std::move(creds), std::move(data_creds)));
   HttpEngine::Options eo;
   eo.max_inflight = std::max(1, options.max_inflight);
   eo.max_connections = std::max(1, options.max_connections);
@@ -36,10 +55,12 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& options) {
 }
 
 S3Client::S3Client(const S3Options& options, Endpoint endpoint,
-                   std::shared_ptr<CredentialProvider> credentials)
+                   std::shared_ptr<CredentialProvider> credentials,
+                   std::shared_ptr<CredentialProvider> data_credentials)
     : options_(options),
       endpoint_(std::move(endpoint)),
       credentials_(std::move(credentials)),
+      data_credentials_(std::move(data_credentials)),
       breaker_(CircuitBreaker::Options{options.circuit_breaker_failures,
                                        options.circuit_breaker_cooldown_ms}) {
   RetryPolicy::Options po;
@@ -117,7 +138,11 @@ void S3Client::StartAttempt(std::shared_ptr<S3Call> call) {
     engine_->RunAfter(0, [this, call, st] { Finish(call, st, nullptr); });
     return;
   }
-  Result<S3Credentials> creds = credentials_->Get();
+  // S3 Express: CopyObject (and HeadBucket) are signed with the IAM credentials, every other
+  // request with the session's; elsewhere both are the same provider.
+  const bool session = options_.s3express && call->operation.rfind("COPY", 0) != 0;
+  CredentialProvider* const provider = session ? data_credentials_.get() : credentials_.get();
+  Result<S3Credentials> creds = provider->Get();
   if (!creds.ok()) {  // expired and not refreshed: fail, never sign with what we know is stale
     Status st(creds.status().code(), call->operation + " " + S3Uri(options_.bucket, call->key) +
                                          ": " + creds.status().message());
@@ -153,11 +178,13 @@ void S3Client::StartAttempt(std::shared_ptr<S3Call> call) {
   headers.emplace_back("x-amz-date", amz_date);
   headers.emplace_back("x-amz-content-sha256", payload_hash);
   if (!creds->session_token.empty()) {
-    headers.emplace_back("x-amz-security-token", creds->session_token);
+    headers.emplace_back(session ? "x-amz-s3session-token" : "x-amz-security-token",
+                         creds->session_token);
   }
   SigV4Request sreq{call->method, target.canonical_uri, call->query, headers, payload_hash};
   const SigV4Signature sig =
-      SignV4(sreq, creds->access_key_id, creds->secret_access_key, options_.region, "s3", amz_date);
+      SignV4(sreq, creds->access_key_id, creds->secret_access_key, options_.region,
+             options_.s3express ? "s3express" : "s3", amz_date);
   for (const auto& [k, v] : headers) ex->headers.push_back(k + ": " + v);
   ex->headers.push_back("Authorization: " + sig.authorization);
 

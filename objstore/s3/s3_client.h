@@ -87,7 +87,8 @@ class S3Client {
 
  private:
   S3Client(const S3Options& options, Endpoint endpoint,
-           std::shared_ptr<CredentialProvider> credentials);
+           std::shared_ptr<CredentialProvider> credentials,
+           std::shared_ptr<CredentialProvider> data_credentials);
   void StartAttempt(std::shared_ptr<S3Call> call);
   void OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpExchange> ex);
   void Finish(const std::shared_ptr<S3Call>& call, Status st, std::unique_ptr<HttpExchange> ex);
@@ -96,7 +97,10 @@ class S3Client {
 
   const S3Options options_;
   const Endpoint endpoint_;
-  const std::shared_ptr<CredentialProvider> credentials_;  // asked on every attempt: rotates
+  // Asked on every attempt (they rotate): the IAM credentials, and those that sign data requests
+  // (an S3 Express session's; the same provider elsewhere).
+  const std::shared_ptr<CredentialProvider> credentials_;
+  const std::shared_ptr<CredentialProvider> data_credentials_;
   std::unique_ptr<RetryPolicy> policy_;
   CircuitBreaker breaker_;
   // Counters (relaxed atomics: statistics only).

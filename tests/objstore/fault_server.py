@@ -8,7 +8,16 @@ PUT/HEAD/GET/DELETE object (Range, If-Match, If-None-Match: *), PUT/HEAD bucket,
 and multipart (create, upload part, complete, abort). User metadata (x-amz-meta-*) of a PUT is
 kept and returned by HEAD and GET, and copied by a copy, as S3 does.
 
-usage: fault_server.py [--bucket NAME ...]   prints "PORT <n>" on stdout once listening.
+usage: fault_server.py [--bucket NAME ...] [--express-session-seconds N]
+prints "PORT <n>" on stdout once listening.
+
+With --express-session-seconds it acts as an S3 Express One Zone directory bucket's zonal endpoint
+(documented protocol, no signature check): GET /BUCKET?session (CreateSession, signed for the
+service s3express, x-amz-create-session-mode) hands out session credentials valid N seconds;
+every other request must carry a live x-amz-s3session-token and be signed by that session's
+access key for s3express, except CopyObject, signed with the IAM credentials and no session
+token. Anything else is refused (403 AccessDenied, or 400 ExpiredToken) and counted.
+  GET /__fault/sessions  {"created": n, "rejected": n, "last_reject": "..."}
 
 Control API (plain HTTP, outside any bucket):
   POST /__fault/rules   JSON list of rules, appended; each rule:
@@ -56,6 +65,9 @@ class State:
         self.uploads = {}  # id -> (bucket, key, {part: (bytes, etag)})
         self.meta = {}  # (bucket, key) -> {"x-amz-meta-...": value}
         self.rules = []
+        self.express_seconds = 0
+        self.sessions = {}  # token -> (access key, expiry)
+        self.express_stats = {"created": 0, "rejected": 0, "last_reject": ""}
         self.log = []
         self.next_id = 1
 
@@ -155,6 +167,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/__fault/"):
             return self.control()
         bucket, key, q, raw_query = self.split()
+        if self.server.state.express_seconds and not self.express_ok(bucket, key, q):
+            return
         rule = self.server.state.take_rule(self.command, key, raw_query)
         action = rule["action"] if rule else ""
         self.record(action)
@@ -176,6 +190,55 @@ class Handler(BaseHTTPRequestHandler):
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
+    def express_ok(self, bucket, key, q):
+        """S3 Express session auth; answers and returns False when the request is refused."""
+        st = self.server.state
+        auth = self.headers.get("Authorization", "")
+        cred = auth.split("Credential=", 1)[1].split(",", 1)[0] if "Credential=" in auth else ""
+        ak, service = (cred.split("/") + [""] * 5)[0], (cred.split("/") + [""] * 5)[3]
+        token = self.headers.get("x-amz-s3session-token")
+
+        def refuse(status, code, why):
+            if self.command in ("PUT", "POST"):
+                self.body()  # the connection stays usable
+            with st.lock:
+                st.express_stats["rejected"] += 1
+                st.express_stats["last_reject"] = "%s %s: %s" % (self.command, self.path, why)
+            self.error(status, code, why)
+            return False
+
+        if service != "s3express":
+            return refuse(403, "AccessDenied", "not signed for the service s3express")
+        if self.command == "GET" and not key and "session" in q:
+            if token or not self.headers.get("x-amz-create-session-mode"):
+                return refuse(400, "InvalidRequest", "CreateSession without session mode")
+            with st.lock:
+                st.express_stats["created"] += 1
+                n = st.express_stats["created"]
+                tok, sak = "express-session-token-%d" % n, "SESSIONAK%d" % n
+                st.sessions[tok] = (sak, time.time() + st.express_seconds)
+            exp = time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                time.gmtime(time.time() + st.express_seconds))
+            body = ("<CreateSessionResult><Credentials><SessionToken>%s</SessionToken>"
+                    "<SecretAccessKey>session-secret-%d</SecretAccessKey><AccessKeyId>%s"
+                    "</AccessKeyId><Expiration>%s</Expiration></Credentials>"
+                    "</CreateSessionResult>") % (tok, n, sak, exp)
+            self.reply(200, body.encode(), {"Content-Type": "application/xml"})
+            return False  # answered
+        if self.headers.get("x-amz-copy-source"):
+            if token:
+                return refuse(400, "InvalidRequest", "CopyObject takes IAM credentials")
+            return True
+        with st.lock:
+            sess = st.sessions.get(token or "")
+        if sess is None:
+            return refuse(403, "AccessDenied", "no valid x-amz-s3session-token")
+        if sess[0] != ak:
+            return refuse(403, "AccessDenied", "signed with another access key than the session's")
+        if time.time() > sess[1]:
+            return refuse(400, "ExpiredToken", "the session token has expired")
+        return True
+
     def control(self):
         st = self.server.state
         u = urllib.parse.urlsplit(self.path)
@@ -184,6 +247,9 @@ class Handler(BaseHTTPRequestHandler):
             with st.lock:
                 st.rules.extend(rules)
             return self.reply(200)
+        if u.path == "/__fault/sessions":
+            with st.lock:
+                return self.reply(200, json.dumps(st.express_stats).encode())
         if u.path == "/__fault/clear_rules":  # the store comes back: objects stay
             self.body()
             with st.lock:
@@ -423,9 +489,11 @@ class Server(ThreadingHTTPServer):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bucket", action="append", default=[])
+    ap.add_argument("--express-session-seconds", type=int, default=0)
     args = ap.parse_args()
     server = Server(("127.0.0.1", 0), Handler)
     server.state = State(args.bucket or ["bucket"])
+    server.state.express_seconds = args.express_session_seconds
     print("PORT %d" % server.server_address[1], flush=True)
     # Exit when the parent (the test) goes away: it holds our stdin open.
     threading.Thread(target=lambda: (sys.stdin.read(), server.shutdown()), daemon=True).start()

@@ -49,7 +49,8 @@ FaultServer::~FaultServer() {
   }
 }
 
-Status FaultServer::Start(const std::string& script, const std::string& bucket) {
+Status FaultServer::Start(const std::string& script, const std::string& bucket,
+                          const std::vector<std::string>& extra_args) {
   int in[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
     return Status::FromErrno(errno, "pipe");
@@ -59,6 +60,7 @@ Status FaultServer::Start(const std::string& script, const std::string& bucket) 
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   std::vector<std::string> args = {"python3", script, "--bucket", bucket};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

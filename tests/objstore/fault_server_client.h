@@ -22,8 +22,9 @@ class FaultServer {
   FaultServer(const FaultServer&) = delete;
   FaultServer& operator=(const FaultServer&) = delete;
 
-  // Starts `python3 script --bucket bucket` and waits for its "PORT n" line.
-  Status Start(const std::string& script, const std::string& bucket);
+  // Starts `python3 script --bucket bucket [extra_args]` and waits for its "PORT n" line.
+  Status Start(const std::string& script, const std::string& bucket,
+               const std::vector<std::string>& extra_args = {});
   std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
   // Appends rules (a JSON list, see fault_server.py).
@@ -33,6 +34,8 @@ class FaultServer {
   // Stores an object directly, bypassing the log and the rules.
   Status PutObject(const std::string& bucket, const std::string& key, const std::string& data);
   Result<std::vector<LogEntry>> Log();
+  // GET of a control path (e.g. "/__fault/sessions"): the body.
+  Result<std::string> Get(const std::string& path) { return Call("GET", path, ""); }
 
  private:
   Result<std::string> Call(const std::string& method, const std::string& path,
