@@ -214,7 +214,55 @@ class FileParser {
       return Status::OK();
     }
     if (const char* alias = ExtraConfigAlias(name)) return Add(kLmcacheKey, alias, value, display);
+    if (name.rfind("remote_storage_plugin.", 0) == 0) return CollectPlugin(name, value, display);
     if (IgnoredExtraConfigKeys().count(name) == 0) WarnUnknown(display);
+    return Status::OK();
+  }
+
+  // LMCache's Hugging Face bucket plugin: remote_storage_plugin.<plugin>.<field>, where <plugin>
+  // is "hfbucket" or instance-qualified ("hfbucket.us"). One mount has one source: the first
+  // bucket_handle is used.
+  Status CollectPlugin(const std::string& name, const YAML::Node& value,
+                       const std::string& display) {
+    const size_t dot = name.rfind('.');
+    const std::string plugin = name.substr(sizeof("remote_storage_plugin.") - 1,
+                                           dot - (sizeof("remote_storage_plugin.") - 1));
+    const std::string field = name.substr(dot + 1);
+    if (plugin_.empty()) plugin_ = plugin;
+    if (plugin != plugin_) {
+      spdlog::warn(
+          "{}: ignoring '{}': this mount serves plugin '{}' (one source per mount; "
+          "mount '{}' with its own config)",
+          source_, display, plugin_, plugin);
+      return Status::OK();
+    }
+    if (field == "bucket_handle") return Add(kLmcacheSource, "source", value, display);
+    if (field == "metadata_cache_ttl_secs") {
+      return Add(kLmcacheKey, "metadata_cache_ttl_secs", value, display);
+    }
+    if (field == "download_tmp_dir") return Add(kLmcacheKey, "cache_dir", value, display);
+    if (field == "token" || field == "token_env") {
+      // The gateway speaks S3: it takes the access key pair the Hub issues for a token, not the
+      // token itself.
+      spdlog::warn(
+          "{}: '{}' is not used: the Hugging Face S3 gateway authenticates with the S3 "
+          "access key pair generated for your Hub token (HFAK...); give it as "
+          "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or access_key_id/secret_access_key",
+          source_, display);
+      return Status::OK();
+    }
+    if (field == "create_bucket_if_missing") {
+      RawValue raw;
+      ToRaw(value, &raw);
+      if (raw.scalar == "true" || raw.scalar == "True" || raw.scalar == "1") {
+        spdlog::warn(
+            "{}: '{}' is not supported: kvfs does not create buckets; create it on the "
+            "Hub first (a missing bucket stops the mount with a message naming it)",
+            source_, display);
+      }
+      return Status::OK();
+    }
+    WarnUnknown(display);
     return Status::OK();
   }
 
@@ -287,6 +335,7 @@ class FileParser {
   std::vector<Entry> entries_;
   std::vector<std::string> secrets_;
   std::map<std::string, int> inflight_;
+  std::string plugin_;  // the remote storage plugin whose keys are used
 };
 
 }  // namespace

@@ -16,6 +16,10 @@ namespace {
 
 constexpr std::string_view kS3Scheme = "s3://";
 constexpr std::string_view kFileScheme = "file://";
+constexpr std::string_view kHfBuckets = "hf://buckets/";
+// Hugging Face Storage Buckets' S3-compatible gateway: one endpoint per namespace (user or org),
+// path-style, region us-east-1.
+constexpr std::string_view kHfGateway = "https://s3.hf.co/";
 
 // A URL for messages: anything with '@' could carry user:password, so it is not echoed.
 std::string Shown(const std::string& url) {
@@ -62,9 +66,39 @@ Status ApplySourceUrl(const std::string& url, bool lmcache_form, KvfsConfig* con
     config->key_prefix.clear();
     return Status::OK();
   }
+  if (rest.substr(0, 5) == "hf://") {
+    // hf://buckets/<namespace>/<bucket>[/<prefix>] (LMCache's bucket_handle).
+    const std::string form =
+        " is not a Hugging Face bucket handle "
+        "(hf://buckets/<namespace>/<bucket>[/<prefix>])";
+    if (rest.substr(0, kHfBuckets.size()) != kHfBuckets) {
+      return Status::InvalidArgument(Shown(url) + form);
+    }
+    rest.remove_prefix(kHfBuckets.size());
+    const size_t a = rest.find('/');
+    const std::string_view ns = rest.substr(0, a);
+    std::string_view after = a == std::string_view::npos ? "" : rest.substr(a + 1);
+    const size_t b = after.find('/');
+    const std::string_view bucket = after.substr(0, b);
+    const std::string_view prefix = b == std::string_view::npos ? "" : after.substr(b + 1);
+    if (ns.empty() || bucket.empty() || ns.find_first_of("@:?#") != std::string_view::npos) {
+      return Status::InvalidArgument(Shown(url) + form);
+    }
+    S3Options& s3 = config->s3;
+    s3.endpoint = std::string(kHfGateway) + std::string(ns);
+    s3.path_style = true;
+    s3.region = "us-east-1";
+    s3.bucket = std::string(bucket);
+    config->source_kind = SourceKind::kS3;
+    config->source = url;
+    config->dir_root.clear();
+    config->key_prefix = NormalizeKeyPrefix(prefix);
+    return Status::OK();
+  }
   if (rest.substr(0, kS3Scheme.size()) != kS3Scheme) {
     return Status::InvalidArgument(Shown(url) +
-                                   " is not a supported source (use s3://bucket[/prefix] or "
+                                   " is not a supported source (use s3://bucket[/prefix], "
+                                   "hf://buckets/<namespace>/<bucket>[/<prefix>] or "
                                    "file:///absolute/dir)");
   }
   rest.remove_prefix(kS3Scheme.size());

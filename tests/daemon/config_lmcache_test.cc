@@ -167,3 +167,52 @@ TEST(LmcacheConfigTest, InvalidLmcacheValuesNameTheKey) {
 
 }  // namespace
 }  // namespace kvfs
+
+namespace kvfs {
+namespace {
+
+TEST(LmcacheConfigTest, HuggingFaceBucketPlugin) {
+  LogCapture log;
+  auto c = LoadConfigFile(TestFile("lmcache_hfbucket.yaml"));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->source_kind, SourceKind::kS3);
+  EXPECT_EQ(c->s3.endpoint, "https://s3.hf.co/my-org");  // the gateway's namespace path
+  EXPECT_EQ(c->s3.bucket, "lmcache-kv");
+  EXPECT_EQ(c->key_prefix, "prod/");
+  EXPECT_EQ(c->s3.region, "us-east-1");
+  EXPECT_TRUE(c->s3.path_style);
+  EXPECT_EQ(c->cache_dir, "/tmp/lmcache-hfbucket");  // download_tmp_dir
+  EXPECT_EQ(c->metadata_cache_ttl_secs, 30);
+  // token_env is explained (the gateway takes the S3 key pair), never silently dropped.
+  EXPECT_NE(log.text().find("remote_storage_plugin.hfbucket.token_env"), std::string::npos);
+  EXPECT_NE(log.text().find("AWS_ACCESS_KEY_ID"), std::string::npos);
+}
+
+TEST(LmcacheConfigTest, HuggingFaceInstanceQualifiedPluginsFirstWins) {
+  LogCapture log;
+  auto c = ParseConfig(
+      "extra_config:\n"
+      "  remote_storage_plugin.hfbucket.us.bucket_handle: \"hf://buckets/org/kv/us\"\n"
+      "  remote_storage_plugin.hfbucket.eu.bucket_handle: \"hf://buckets/org/kv/eu\"\n",
+      "two.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->key_prefix, "us/");
+  EXPECT_NE(log.text().find("hfbucket.eu"), std::string::npos) << log.text();
+}
+
+TEST(LmcacheConfigTest, HuggingFaceHandleErrorsNameTheForm) {
+  for (const char* bad : {"hf://buckets/org", "hf://models/org/m", "hf://buckets//b"}) {
+    KvfsConfig c;
+    Status st = ApplySourceUrl(bad, false, &c);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(st.message().find("hf://buckets/<namespace>/<bucket>[/<prefix>]"), std::string::npos)
+        << st.message();
+  }
+  KvfsConfig c;
+  ASSERT_TRUE(ApplySourceUrl("hf://buckets/user/b", false, &c).ok());
+  EXPECT_EQ(c.s3.endpoint, "https://s3.hf.co/user");
+  EXPECT_EQ(c.key_prefix, "");
+}
+
+}  // namespace
+}  // namespace kvfs

@@ -216,7 +216,8 @@ TEST(ConfigTest, InvalidValuesNameFileKeyAndReason) {
       {"bucket: ''", "key 'bucket': must not be empty"},
       {"source: ftp://x",
        "key 'source': 'ftp://x' is not a supported source (use "
-       "s3://bucket[/prefix] or file:///absolute/dir)"},
+       "s3://bucket[/prefix], hf://buckets/<namespace>/<bucket>[/<prefix>] or "
+       "file:///absolute/dir)"},
       {"source: s3://", "key 'source': 's3://' names no bucket"},
       {"source: s3://h:1/", "key 'source': 's3://h:1/' names no bucket after the host:port"},
       {"cache_size: [1, 2]", "key 'cache_size': expected a single value"},
