@@ -34,6 +34,9 @@ struct KvfsConfig {
   std::string dir_root;    // kDir: absolute directory
   std::string key_prefix;  // prepended to every object key; normalised to "" or "a/b/"
   S3Options s3;            // bucket, endpoint, region, TLS, credentials, limits, timeouts
+  // `addressing`/`path_style` given (or implied by the source's form): else AWS endpoints get
+  // virtual-hosted addressing (store_factory.h).
+  bool addressing_set = false;
 
   // --- Transfer sizes (read path / upload path) ---
   uint64_t get_part_size = 16 * kMiB;        // ranged GET size on a miss

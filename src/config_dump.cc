@@ -45,6 +45,7 @@ std::string DumpConfig(const KvfsConfig& config) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   for (const ConfigKey& key : ConfigKeys()) {
+    if (!key.get) continue;
     RawValue v = key.get(config);
     out << YAML::Key << key.name << YAML::Value;
     if (v.is_list) {

@@ -234,12 +234,20 @@ ConfigKey AddressingKey() {
       c.s3.path_style = true;
     } else if (s == "virtual" || s == "virtual-hosted") {
       c.s3.path_style = false;
+    } else if (s == "auto") {
+      c.s3.path_style = true;
+      c.addressing_set = false;
+      return std::string();
     } else {
-      return Quote(v.scalar) + " is not one of: path, virtual";
+      return Quote(v.scalar) + " is not one of: auto, path, virtual";
     }
+    c.addressing_set = true;
     return std::string();
   };
-  k.get = [](const KvfsConfig& c) { return Scalar(c.s3.path_style ? "path" : "virtual"); };
+  // auto: virtual-hosted on AWS endpoints, path style elsewhere (store_factory.cc).
+  k.get = [](const KvfsConfig& c) {
+    return Scalar(!c.addressing_set ? "auto" : c.s3.path_style ? "path" : "virtual");
+  };
   return k;
 }
 

@@ -26,6 +26,15 @@ std::vector<ConfigKey> BuildTable() {
   t.push_back(AddressingKey());
   t.push_back(BoolKey(
       "path_style", [](KvfsConfig & c) -> auto& { return c.s3.path_style; }));
+  // path_style, the older spelling, marks the choice as made as `addressing` does; dumps show
+  // it as `addressing` only (a dumped path_style would turn "auto" into a choice on reload).
+  t.back().get = nullptr;
+  t.back().set = [inner = t.back().set](KvfsConfig& c, const RawValue& v,
+                                        const std::string& layer) {
+    std::string err = inner(c, v, layer);
+    if (err.empty()) c.addressing_set = true;
+    return err;
+  };
   t.push_back(BoolKey(
       "disable_tls", [](KvfsConfig & c) -> auto& { return c.s3.disable_tls; }));
   t.push_back(BoolKey(

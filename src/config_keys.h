@@ -29,7 +29,7 @@ struct ConfigKey {
   // Stores the value; returns "" on success, else the reason ("'12XB' is not a size").
   // `origin` says where the value came from (used for credentials' source).
   std::function<std::string(KvfsConfig&, const RawValue&, const std::string& origin)> set;
-  // The current value, for DumpConfig.
+  // The current value, for DumpConfig; unset for a spelling shown under another key.
   std::function<RawValue(const KvfsConfig&)> get;
 };
 

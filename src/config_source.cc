@@ -87,6 +87,7 @@ Status ApplySourceUrl(const std::string& url, bool lmcache_form, KvfsConfig* con
     S3Options& s3 = config->s3;
     s3.endpoint = std::string(kHfGateway) + std::string(ns);
     s3.path_style = true;
+    config->addressing_set = true;
     s3.region = "us-east-1";
     s3.bucket = std::string(bucket);
     config->source_kind = SourceKind::kS3;
@@ -124,6 +125,7 @@ Status ApplySourceUrl(const std::string& url, bool lmcache_form, KvfsConfig* con
     }
     s3.endpoint = std::string(authority);
     s3.path_style = true;
+    config->addressing_set = true;
   } else if (lmcache_form && authority.find('.') != std::string_view::npos) {
     size_t dot = authority.find('.');
     bucket = std::string(authority.substr(0, dot));
@@ -133,6 +135,7 @@ Status ApplySourceUrl(const std::string& url, bool lmcache_form, KvfsConfig* con
     }
     s3.endpoint = std::string(host);
     s3.path_style = false;
+    config->addressing_set = true;
     if (host.substr(0, 10) == "s3express-") s3.s3express = true;
     std::string region = RegionFromAwsHost(host);
     if (!region.empty()) s3.region = region;

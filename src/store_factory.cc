@@ -22,10 +22,27 @@ std::string ExpressZone(const std::string& bucket) {
   return head.substr(sep + 2);
 }
 
+// AWS's own endpoints: empty (the regional default) or a host under amazonaws.com.
+bool IsAwsEndpoint(const std::string& endpoint) {
+  if (endpoint.empty()) return true;
+  std::string host =
+      endpoint.substr(endpoint.find("://") == std::string::npos ? 0 : endpoint.find("://") + 3);
+  host = host.substr(0, host.find_first_of(":/"));
+  const std::string aws = ".amazonaws.com";
+  return host.size() > aws.size() && host.compare(host.size() - aws.size(), aws.size(), aws) == 0;
+}
+
 }  // namespace
 
 S3Options EffectiveS3Options(const KvfsConfig& config) {
   S3Options s3 = config.s3;
+  // AWS prefers virtual-hosted addressing (path style is deprecated there); other stores (RGW,
+  // MinIO, IPs) get path style. Bucket names with dots stay path-style: their virtual host name
+  // would not match AWS's TLS certificate.
+  if (!config.addressing_set && IsAwsEndpoint(s3.endpoint) &&
+      s3.bucket.find('.') == std::string::npos) {
+    s3.path_style = false;
+  }
   std::string zone = ExpressZone(s3.bucket);
   if (!zone.empty()) {
     s3.s3express = true;

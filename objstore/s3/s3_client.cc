@@ -229,6 +229,15 @@ Status S3Client::DefaultCheck(const S3Call& call, const HttpExchange& ex) const 
     return MapTransportError(ex.curl_code, ex.curl_error, ctx);
   }
   if (ex.http_status >= 200 && ex.http_status < 300) return Status::OK();
+  // AWS names the bucket's region when a request went to the wrong one (301 PermanentRedirect,
+  // 400 AuthorizationHeaderMalformed): say so, with the setting that fixes it.
+  const std::string bucket_region = ex.Header("x-amz-bucket-region");
+  if (!bucket_region.empty() && bucket_region != options_.region) {
+    return Status::InvalidArgument(call.operation + " " + S3Uri(options_.bucket, call.key) +
+                                   ": the bucket is in region " + bucket_region +
+                                   ", not in the configured region " + options_.region +
+                                   " (set region: " + bucket_region + ")");
+  }
   S3ErrorDoc doc;
   ParseErrorXml(ex.body, &doc);
   if (doc.request_id.empty()) doc.request_id = ex.Header("x-amz-request-id");

@@ -215,5 +215,18 @@ TEST_F(AbsurdResponseTest, HugeMultipartRepliesAreRejected) {
   EXPECT_THAT(done.status().ToString(), HasSubstr("obj"));
 }
 
+TEST_F(AbsurdResponseTest, WrongRegionNamesTheBucketsRegion) {
+  Canned("GET", 301,
+         "<Error><Code>PermanentRedirect</Code><Message>The bucket you are attempting to access "
+         "must be addressed using the specified endpoint.</Message></Error>",
+         0, ",\"headers\":{\"x-amz-bucket-region\":\"eu-west-1\"}");
+  Result<ListResult> r = store_->List(ListRequest{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+  EXPECT_THAT(r.status().ToString(),
+              AllOf(HasSubstr("region eu-west-1"), HasSubstr("configured region us-east-1"),
+                    HasSubstr("set region: eu-west-1")));
+}
+
 }  // namespace
 }  // namespace kvfs::testing
