@@ -429,7 +429,10 @@ Status ApplyConfigValue(const std::string& key, const std::string& value,
 Status ApplyEnvironment(const EnvLookup& getenv, KvfsConfig* config) {
   for (const char* name : {"AWS_DEFAULT_REGION", "AWS_REGION"}) {  // AWS_REGION wins
     const char* v = getenv(name);
-    if (v != nullptr && *v != '\0') config->s3.region = v;
+    if (v != nullptr && *v != '\0') {
+      config->s3.region = v;
+      config->region_set = true;
+    }
   }
   for (const std::string& key : ConfigKeyNames()) {
     std::string var = "KVFS_" + key;

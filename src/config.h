@@ -37,6 +37,9 @@ struct KvfsConfig {
   // `addressing`/`path_style` given (or implied by the source's form): else AWS endpoints get
   // virtual-hosted addressing (store_factory.h).
   bool addressing_set = false;
+  // `region` given (setting, AWS_REGION, or implied by an AWS host in the source): else kvfs asks
+  // the bucket for its region at mount (S3Options::discover_region).
+  bool region_set = false;
 
   // --- Transfer sizes (read path / upload path) ---
   uint64_t get_part_size = 16 * kMiB;        // ranged GET size on a miss

@@ -1,7 +1,7 @@
 // Cross-key validation and the redacted dump of the effective configuration.
 #include <yaml-cpp/yaml.h>
 
-#include "objstore/s3/credential_sources.h"
+#include "objstore/s3/credentials.h"
 #include "src/config.h"
 #include "src/config_keys.h"
 #include "src/config_values.h"

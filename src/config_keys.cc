@@ -23,6 +23,12 @@ std::vector<ConfigKey> BuildTable() {
       "endpoint", [](KvfsConfig & c) -> auto& { return c.s3.endpoint; }));
   t.push_back(StringKey(
       "region", [](KvfsConfig & c) -> auto& { return c.s3.region; }, false));
+  t.back().set = [inner = t.back().set](KvfsConfig& c, const RawValue& v,
+                                        const std::string& layer) {  // region: marks it given
+    std::string err = inner(c, v, layer);
+    if (err.empty()) c.region_set = true;
+    return err;
+  };
   t.push_back(AddressingKey());
   t.push_back(BoolKey(
       "path_style", [](KvfsConfig & c) -> auto& { return c.s3.path_style; }));

@@ -89,6 +89,7 @@ Status ApplySourceUrl(const std::string& url, bool lmcache_form, KvfsConfig* con
     s3.path_style = true;
     config->addressing_set = true;
     s3.region = "us-east-1";
+    config->region_set = true;
     s3.bucket = std::string(bucket);
     config->source_kind = SourceKind::kS3;
     config->source = url;
@@ -138,7 +139,10 @@ Status ApplySourceUrl(const std::string& url, bool lmcache_form, KvfsConfig* con
     config->addressing_set = true;
     if (host.substr(0, 10) == "s3express-") s3.s3express = true;
     std::string region = RegionFromAwsHost(host);
-    if (!region.empty()) s3.region = region;
+    if (!region.empty()) {
+      s3.region = region;
+      config->region_set = true;
+    }
   } else {
     bucket = std::string(authority);
   }

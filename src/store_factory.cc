@@ -43,7 +43,10 @@ S3Options EffectiveS3Options(const KvfsConfig& config) {
       s3.bucket.find('.') == std::string::npos) {
     s3.path_style = false;
   }
+  // Only AWS says where a bucket lives; elsewhere the default region is what servers expect.
   std::string zone = ExpressZone(s3.bucket);
+  // A directory bucket's zonal endpoint is built from the region: that one must be given.
+  s3.discover_region = !config.region_set && IsAwsEndpoint(s3.endpoint) && zone.empty();
   if (!zone.empty()) {
     s3.s3express = true;
     if (s3.endpoint.empty()) {

@@ -1,6 +1,5 @@
 #include "objstore/s3/credential_sources.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <tinyxml2.h>
@@ -15,6 +14,7 @@
 #include "objstore/s3/credentials.h"
 #include "objstore/s3/s3_xml.h"
 #include "objstore/s3/sigv4.h"
+#include "objstore/s3/simple_http.h"
 
 namespace kvfs::s3 {
 namespace {
@@ -24,58 +24,22 @@ std::string Env(const char* name) {
   return v ? v : "";
 }
 
-struct HttpAnswer {
-  long code = 0;
-  std::string body;
-};
+using HttpAnswer = SimpleHttpAnswer;
 
-size_t Collect(char* data, size_t size, size_t n, void* out) {
-  auto* body = static_cast<std::string*>(out);
-  // Credential answers are a few KiB; a bigger one is not what we asked for.
-  if (body->size() + size * n > (1u << 20)) return 0;
-  body->append(data, size * n);
-  return size * n;
-}
-
-// One blocking exchange with a credential endpoint (metadata services are link-local, STS is
-// one request per refresh): no pool, short timeouts, no retries here - the provider retries.
 Result<HttpAnswer> Exchange(const std::string& method, const std::string& url,
                             const std::vector<std::string>& headers, const std::string& body,
                             long timeout_ms, bool direct = false, const std::string& ca_bundle = "",
                             bool verify_tls = true) {
-  CURL* curl = curl_easy_init();
-  if (curl == nullptr) return Status::Internal("curl_easy_init failed");
-  curl_slist* list = nullptr;
-  for (const auto& h : headers) list = curl_slist_append(list, h.c_str());
-  HttpAnswer a;
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-  if (method == "POST" || method == "PUT") {
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  }
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Collect);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &a.body);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, std::min(timeout_ms, 1000L));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  // The metadata services are link-local: never through an HTTP proxy (as the SDKs do).
-  if (direct) curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
-  if (!ca_bundle.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_bundle.c_str());
-  if (!verify_tls) {
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  const CURLcode rc = curl_easy_perform(curl);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a.code);
-  curl_slist_free_all(list);
-  curl_easy_cleanup(curl);
-  if (rc != CURLE_OK) {
-    return Status::Unavailable(method + " " + url + ": " + curl_easy_strerror(rc));
-  }
-  return a;
+  SimpleHttpRequest req;
+  req.method = method;
+  req.url = url;
+  req.headers = headers;
+  req.body = body;
+  req.timeout_ms = timeout_ms;
+  req.direct = direct;
+  req.ca_bundle = ca_bundle;
+  req.verify_tls = verify_tls;
+  return SimpleHttp(req);
 }
 
 Status HttpError(const std::string& what, const HttpAnswer& a) {
@@ -295,21 +259,29 @@ CredentialFetch ExpressSessionFetch(const ExpressSessionTarget& target,
   };
 }
 
-CredentialFetch ImdsFetch(const std::string& endpoint) {
-  return [endpoint]() -> Result<TemporaryCredentials> {
+CredentialFetch ImdsFetch(const std::string& endpoint, bool allow_v1) {
+  return [endpoint, allow_v1]() -> Result<TemporaryCredentials> {
     const std::string what = "EC2 instance metadata at " + endpoint;
-    // IMDSv2: a session token first; IMDSv1 (no token) is not used.
+    // IMDSv2: a session token first. IMDSv1 (no token) only when allowed (KVFS_IMDS_V1=1) and the
+    // service does not offer tokens.
     KVFS_ASSIGN_OR_RETURN(
         HttpAnswer tok, Exchange("PUT", endpoint + "/latest/api/token",
                                  {"X-aws-ec2-metadata-token-ttl-seconds: 21600"}, "", 1000, true));
-    if (tok.code != 200) return HttpError(what + ": PUT /latest/api/token", tok);
-    const std::string auth = "X-aws-ec2-metadata-token: " + tok.body;
+    std::vector<std::string> auth_headers;
+    if (tok.code == 200) {
+      auth_headers.push_back("X-aws-ec2-metadata-token: " + tok.body);
+    } else if (!allow_v1 || !(tok.code == 403 || tok.code == 404 || tok.code == 405)) {
+      return HttpError(what + ": PUT /latest/api/token" +
+                           (allow_v1 ? "" : " (IMDSv1 is off; KVFS_IMDS_V1=1 allows it)"),
+                       tok);
+    }
     const std::string base = endpoint + "/latest/meta-data/iam/security-credentials/";
-    KVFS_ASSIGN_OR_RETURN(HttpAnswer role, Exchange("GET", base, {auth}, "", 1000, true));
+    KVFS_ASSIGN_OR_RETURN(HttpAnswer role, Exchange("GET", base, auth_headers, "", 1000, true));
     if (role.code != 200) return HttpError(what + ": no instance role (GET " + base + ")", role);
     std::string name = role.body.substr(0, role.body.find('\n'));
     if (name.empty()) return Status::PermissionDenied(what + ": no instance role attached");
-    KVFS_ASSIGN_OR_RETURN(HttpAnswer creds, Exchange("GET", base + name, {auth}, "", 2000, true));
+    KVFS_ASSIGN_OR_RETURN(HttpAnswer creds,
+                          Exchange("GET", base + name, auth_headers, "", 2000, true));
     if (creds.code != 200) return HttpError(what + ": credentials of role " + name, creds);
     KVFS_ASSIGN_OR_RETURN(TemporaryCredentials t, FromJson(creds.body, what));
     t.creds.source = "EC2 instance role " + name + " (instance metadata)";
@@ -385,6 +357,11 @@ std::string ImdsEndpoint() {
   return imds;
 }
 
+bool ImdsV1Allowed() {
+  const std::string v = Env("KVFS_IMDS_V1");
+  return v == "1" || v == "true" || v == "TRUE";
+}
+
 std::string DefaultSessionName() { return "kvfs-" + std::to_string(time(nullptr)); }
 
 // A profile with role_arn: AssumeRole signed with the credentials of its source_profile (static
@@ -422,9 +399,9 @@ Result<std::shared_ptr<CredentialProvider>> ProfileRoleProvider(
         S3Credentials{Env("AWS_ACCESS_KEY_ID"), Env("AWS_SECRET_ACCESS_KEY"),
                       Env("AWS_SESSION_TOKEN"), "environment"});
   } else if (credential_source == "Ec2InstanceMetadata") {
-    KVFS_ASSIGN_OR_RETURN(
-        source, RefreshingCredentialProvider::Create(
-                    "EC2 instance metadata (" + ImdsEndpoint() + ")", ImdsFetch(ImdsEndpoint())));
+    KVFS_ASSIGN_OR_RETURN(source, RefreshingCredentialProvider::Create(
+                                      "EC2 instance metadata (" + ImdsEndpoint() + ")",
+                                      ImdsFetch(ImdsEndpoint(), ImdsV1Allowed())));
   } else if (credential_source == "EcsContainer") {
     if (ContainerUri().empty()) {
       return Status::PermissionDenied(where +
@@ -454,35 +431,6 @@ Result<std::shared_ptr<CredentialProvider>> ProfileRoleProvider(
 }
 
 }  // namespace
-
-std::string DescribeCredentialSource(const S3Options& options) {
-  if (!options.credentials.access_key_id.empty() &&
-      !options.credentials.secret_access_key.empty()) {
-    return options.credentials.source.empty() ? "config" : options.credentials.source;
-  }
-  if (!Env("AWS_ACCESS_KEY_ID").empty() && !Env("AWS_SECRET_ACCESS_KEY").empty()) {
-    return "environment (AWS_ACCESS_KEY_ID)";
-  }
-  if (!Env("AWS_WEB_IDENTITY_TOKEN_FILE").empty() && !Env("AWS_ROLE_ARN").empty()) {
-    return "web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN " + Env("AWS_ROLE_ARN") + ")";
-  }
-  const auto kv = ReadProfile(ProfileName(options));
-  if (!Get(kv, "role_arn").empty()) {
-    return "role " + Get(kv, "role_arn") + " (profile " + ProfileName(options) + ", AssumeRole)";
-  }
-  if (!Get(kv, "credential_process").empty()) {
-    return "credential_process of profile " + ProfileName(options);
-  }
-  Result<S3Credentials> profile = ResolveCredentials(options);
-  if (profile.ok()) return profile->source;
-  if (!Env("AWS_CONTAINER_CREDENTIALS_FULL_URI").empty() ||
-      !Env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").empty()) {
-    return "container credentials (AWS_CONTAINER_CREDENTIALS_*_URI)";
-  }
-  const std::string disabled = Env("AWS_EC2_METADATA_DISABLED");
-  if (disabled == "true" || disabled == "TRUE" || disabled == "1") return "none found";
-  return "EC2 instance metadata, if it answers (no other source is configured)";
-}
 
 Result<std::shared_ptr<CredentialProvider>> ResolveCredentialProvider(const S3Options& options) {
   std::vector<std::string> tried;
@@ -543,7 +491,7 @@ Result<std::shared_ptr<CredentialProvider>> ResolveCredentialProvider(const S3Op
   } else {
     const std::string imds = ImdsEndpoint();
     auto p = RefreshingCredentialProvider::Create("EC2 instance metadata (" + imds + ")",
-                                                  ImdsFetch(imds));
+                                                  ImdsFetch(imds, ImdsV1Allowed()));
     if (p.ok()) return std::shared_ptr<CredentialProvider>(std::move(p).value());
     tried.push_back(p.status().message());
   }

@@ -10,7 +10,8 @@
 //   5. container credentials: AWS_CONTAINER_CREDENTIALS_FULL_URI or _RELATIVE_URI (on
 //      169.254.170.2), with AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE or _TOKEN (ECS, EKS Pod
 //      Identity),
-//   6. EC2 instance metadata, IMDSv2 only (token PUT, then the role's credentials), at
+//   6. EC2 instance metadata, IMDSv2 (token PUT, then the role's credentials; IMDSv1 only with
+//      KVFS_IMDS_V1=1, when the service offers no token), at
 //      AWS_EC2_METADATA_SERVICE_ENDPOINT else http://169.254.169.254; off with
 //      AWS_EC2_METADATA_DISABLED=true.
 // Temporary credentials (3, 4 when a role or a process, 5, 6) are refreshed in the background
@@ -34,12 +35,8 @@ namespace kvfs::s3 {
 // values).
 Result<std::shared_ptr<CredentialProvider>> ResolveCredentialProvider(const S3Options& options);
 
-// Which source ResolveCredentialProvider would use, judged from the configuration and the
-// environment alone (nothing is contacted): for --dump-config. Never a value.
-std::string DescribeCredentialSource(const S3Options& options);
-
 // The sources' fetches, exposed for tests. Each names its endpoint in its errors.
-CredentialFetch ImdsFetch(const std::string& endpoint);
+CredentialFetch ImdsFetch(const std::string& endpoint, bool allow_v1);
 CredentialFetch ContainerFetch(const std::string& uri, const std::string& token_file,
                                const std::string& token);
 CredentialFetch AssumeRoleFetch(const std::string& sts_endpoint, const std::string& region,

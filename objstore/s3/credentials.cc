@@ -155,6 +155,38 @@ std::map<std::string, std::string> ReadProfile(const std::string& profile) {
   return kv;
 }
 
+std::string DescribeCredentialSource(const S3Options& options) {
+  if (!options.credentials.access_key_id.empty() &&
+      !options.credentials.secret_access_key.empty()) {
+    return options.credentials.source.empty() ? "config" : options.credentials.source;
+  }
+  if (!Env("AWS_ACCESS_KEY_ID").empty() && !Env("AWS_SECRET_ACCESS_KEY").empty()) {
+    return "environment (AWS_ACCESS_KEY_ID)";
+  }
+  if (!Env("AWS_WEB_IDENTITY_TOKEN_FILE").empty() && !Env("AWS_ROLE_ARN").empty()) {
+    return "web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN " + Env("AWS_ROLE_ARN") + ")";
+  }
+  const std::string profile_name = ProfileName(options);
+  const auto kv = ReadProfile(profile_name);
+  auto get = [&kv](const char* key) {
+    auto it = kv.find(key);
+    return it == kv.end() ? std::string() : it->second;
+  };
+  if (!get("role_arn").empty()) {
+    return "role " + get("role_arn") + " (profile " + profile_name + ", AssumeRole)";
+  }
+  if (!get("credential_process").empty()) return "credential_process of profile " + profile_name;
+  Result<S3Credentials> profile = ResolveCredentials(options);
+  if (profile.ok()) return profile->source;
+  if (!Env("AWS_CONTAINER_CREDENTIALS_FULL_URI").empty() ||
+      !Env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").empty()) {
+    return "container credentials (AWS_CONTAINER_CREDENTIALS_*_URI)";
+  }
+  const std::string disabled = Env("AWS_EC2_METADATA_DISABLED");
+  if (disabled == "true" || disabled == "TRUE" || disabled == "1") return "none found";
+  return "EC2 instance metadata, if it answers (no other source is configured)";
+}
+
 std::string ResolveEndpoint(const S3Options& options) {
   if (!options.endpoint.empty()) return options.endpoint;
   std::string ep = Env("AWS_ENDPOINT_URL_S3");

@@ -29,6 +29,11 @@ std::string ProfileName(const S3Options& options);
 // CREDENTIALS_FILE or ~/.aws/credentials). Empty when neither file has it.
 std::map<std::string, std::string> ReadProfile(const std::string& profile);
 
+// Which source of the chain (credential_sources.h) would be used, judged from the configuration,
+// the environment and the shared files alone (nothing is contacted): for --dump-config. Never a
+// value.
+std::string DescribeCredentialSource(const S3Options& options);
+
 // options.endpoint, else AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL, else
 // "https://s3.<region>.amazonaws.com".
 std::string ResolveEndpoint(const S3Options& options);

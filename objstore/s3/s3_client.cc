@@ -7,6 +7,7 @@
 
 #include "objstore/s3/credential_sources.h"
 #include "objstore/s3/credentials.h"
+#include "objstore/s3/simple_http.h"
 #include "src/base/deadline.h"
 
 namespace kvfs::s3 {
@@ -17,8 +18,40 @@ void S3Call::SetBody(std::string data) {
   has_body = true;
 }
 
-Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& options) {
-  if (options.bucket.empty()) return Status::InvalidArgument("S3 bucket name is empty");
+namespace {
+
+// The bucket's region as AWS states it: an unsigned HEAD of the bucket answers (200, 301, 403)
+// with x-amz-bucket-region. "" when the server does not say or cannot be reached (the mount's
+// access check then reports what is wrong).
+std::string AskBucketRegion(const S3Options& options) {
+  Result<Endpoint> ep = ParseEndpoint(ResolveEndpoint(options), options.disable_tls);
+  if (!ep.ok()) return "";
+  const RequestTarget t = BuildTarget(*ep, options.bucket, options.path_style, "", {});
+  SimpleHttpRequest req;
+  req.method = "HEAD";
+  req.url = t.url;
+  req.timeout_ms = 5000;
+  req.ca_bundle = ResolveCaBundle(options);
+  req.verify_tls = options.verify_tls;
+  Result<SimpleHttpAnswer> a = SimpleHttp(req);
+  if (!a.ok()) return "";
+  auto it = a->headers.find("x-amz-bucket-region");
+  return it == a->headers.end() ? "" : it->second;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& given) {
+  if (given.bucket.empty()) return Status::InvalidArgument("S3 bucket name is empty");
+  S3Options options = given;
+  if (options.discover_region) {
+    const std::string region = AskBucketRegion(options);
+    if (!region.empty() && region != options.region) {
+      spdlog::info("kvfs: bucket {} is in region {} (no region was set); using it", options.bucket,
+                   region);
+      options.region = region;
+    }
+  }
   KVFS_ASSIGN_OR_RETURN(Endpoint ep, ParseEndpoint(ResolveEndpoint(options), options.disable_tls));
   KVFS_ASSIGN_OR_RETURN(std::shared_ptr<CredentialProvider> creds,
                         ResolveCredentialProvider(options));

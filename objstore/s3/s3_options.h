@@ -28,11 +28,14 @@ struct S3Options {
   std::string endpoint;  // "https://s3.us-east-1.amazonaws.com", "http://127.0.0.1:7480";
                          // empty: AWS_ENDPOINT_URL, else AWS's regional endpoint
   std::string region = "us-east-1";
-  bool path_style = true;     // false: virtual-hosted (bucket.host)
-  bool disable_tls = false;   // use http:// when the endpoint has no scheme
-  bool verify_tls = true;     // TLS peer and host verification (on unless asked)
-  std::string ca_bundle;      // empty: AWS_CA_BUNDLE, else the system's store
-  bool s3express = false;     // S3 Express One Zone (directory buckets)
+  bool path_style = true;    // false: virtual-hosted (bucket.host)
+  bool disable_tls = false;  // use http:// when the endpoint has no scheme
+  bool verify_tls = true;    // TLS peer and host verification (on unless asked)
+  std::string ca_bundle;     // empty: AWS_CA_BUNDLE, else the system's store
+  bool s3express = false;    // S3 Express One Zone (directory buckets)
+  // No region was given: ask the bucket (an unsigned HEAD answers with x-amz-bucket-region on
+  // AWS) before the first request, and use its region. Servers that do not say keep `region`.
+  bool discover_region = false;
   bool prefer_http2 = false;  // ask for h2 via ALPN; falls back to HTTP/1.1
 
   // Credentials given explicitly (config file). When empty they are resolved from the

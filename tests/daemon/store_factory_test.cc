@@ -57,6 +57,24 @@ TEST(StoreFactoryTest, S3ExpressEndpointInferred) {
   EXPECT_EQ(EffectiveS3Options(plain).endpoint, "");
 }
 
+TEST(StoreFactoryTest, RegionIsDiscoveredOnlyOnAwsWhenNotGiven) {
+  KvfsConfig config;
+  ASSERT_TRUE(ApplySourceUrl("s3://ordinary/p", false, &config).ok());
+  EXPECT_TRUE(EffectiveS3Options(config).discover_region);
+  EXPECT_FALSE(EffectiveS3Options(config).path_style) << "AWS: virtual-hosted";
+  ASSERT_TRUE(ApplyConfigValue("region", "eu-west-1", "test", &config).ok());
+  EXPECT_FALSE(EffectiveS3Options(config).discover_region);
+
+  KvfsConfig rgw;
+  ASSERT_TRUE(ApplySourceUrl("s3://127.0.0.1:7480/b/p", false, &rgw).ok());
+  EXPECT_FALSE(EffectiveS3Options(rgw).discover_region);
+  EXPECT_TRUE(EffectiveS3Options(rgw).path_style);
+
+  KvfsConfig dotted;
+  ASSERT_TRUE(ApplySourceUrl("s3://my.bucket/p", false, &dotted).ok());
+  EXPECT_TRUE(EffectiveS3Options(dotted).path_style) << "dots: AWS's certificate would not match";
+}
+
 // Against the test S3 server: a config written the way a user would (host:port source with
 // disable_tls, credentials in the file) opens a working store; a missing bucket is reported.
 TEST(StoreFactoryTest, S3StoreAgainstTestServer) {

@@ -43,10 +43,11 @@ NO_STATIC = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_
 
 
 class CredServer:
-    def __init__(self, script, access, secret):
+    def __init__(self, script, access, secret, extra=()):
         self.proc = subprocess.Popen([sys.executable, script, "--access", access, "--secret",
-                                      secret, "--lifetime", str(LIFETIME)],
+                                      secret, "--lifetime", str(LIFETIME)] + list(extra),
                                      stdout=subprocess.PIPE, text=True)
+        self.script = script
         line = self.proc.stdout.readline().split()
         assert line and line[0] == "port", "cred_server did not start"
         self.url = "http://127.0.0.1:%s" % line[1]
@@ -95,6 +96,28 @@ def case_imds_refresh_under_load(ctx, cs):
        "expired every %ds: %d refreshes, 0 errors" % (n, 3 * LIFETIME, LIFETIME, refreshed))
     a.unmount()
     b.unmount()
+
+
+def case_imds_v1_only_when_allowed(ctx, cs):
+    v1 = CredServer(cs.script, os.environ.get("KVFS_TEST_S3_ACCESS_KEY", ""),
+                    os.environ.get("KVFS_TEST_S3_SECRET_KEY", ""), ["--imds-v1-only"])
+    try:
+        env = {"AWS_EC2_METADATA_DISABLED": "", "AWS_EC2_METADATA_SERVICE_ENDPOINT": v1.url}
+        store = source_store(ctx, env)
+        os.makedirs(ctx.path("mnt-v1"), exist_ok=True)
+        cmd = [ctx.kvfs, store.source, ctx.path("mnt-v1"), "-o",
+               ",".join("%s=%s" % kv for kv in dict(store.opts,
+                                                     cache_dir=ctx.path("cache-v1")).items())]
+        run_fail(ctx, cmd, ["IMDSv1 is off", "KVFS_IMDS_V1=1"], ctx.path("mnt-v1"),
+                 env=dict(NO_STATIC, **env))
+        store.env = dict(NO_STATIC, **dict(env, KVFS_IMDS_V1="1"))
+        a = Daemon(ctx, store, ctx.path("mnt-v1"), ctx.path("cache-v1"), name="imdsv1")
+        write_chunk(a.mnt, "v1.pt", chunk("v1", MIB))
+        assert v1.stats()["imds"] >= 1
+        ok("an IMDSv1-only service: refused by default, used with KVFS_IMDS_V1=1")
+        a.unmount()
+    finally:
+        v1.stop()
 
 
 def web_identity_env(ctx, cs, token):
@@ -234,8 +257,8 @@ def main():
                     os.environ.get("KVFS_TEST_S3_SECRET_KEY", ""))
     failed = []
     try:
-        for fn in (case_imds_refresh_under_load, case_web_identity_first, case_profiles,
-                   case_container_and_revocation):
+        for fn in (case_imds_refresh_under_load, case_imds_v1_only_when_allowed,
+                   case_web_identity_first, case_profiles, case_container_and_revocation):
             print("[%s]" % fn.__name__, flush=True)
             ctx = Ctx(os.path.abspath(args.kvfs), "s3", tempfile.mkdtemp(prefix="kvfs-cred-"))
             try:

@@ -4,7 +4,8 @@ following their documented protocols (AWS itself is not reachable from the test 
 
 - EC2 instance metadata, IMDSv2: PUT /latest/api/token (X-aws-ec2-metadata-token-ttl-seconds),
   then GET /latest/meta-data/iam/security-credentials/[ROLE] with X-aws-ec2-metadata-token;
-  a request without the token is 401 (IMDSv1 is refused, as on instances that require v2).
+  a request without the token is 401 (IMDSv1 is refused, as on instances that require v2);
+  with --imds-v1-only the token PUT is refused and plain GETs are answered (an IMDSv1 service).
 - Container credentials (ECS, EKS Pod Identity): GET /container/creds with
   Authorization: CONTAINER_TOKEN.
 - STS AssumeRoleWithWebIdentity (EKS IRSA): POST / with the form fields Action, Version, RoleArn,
@@ -87,6 +88,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_PUT(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/latest/api/token" and self.st.args.imds_v1_only:
+            return self.reply(403, "tokens are not offered here")
         if self.path == "/latest/api/token":
             if not self.headers.get("X-aws-ec2-metadata-token-ttl-seconds"):
                 return self.reply(400, "missing X-aws-ec2-metadata-token-ttl-seconds")
@@ -102,7 +105,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.reply(200, json.dumps(self.st.stats), "application/json")
         base = "/latest/meta-data/iam/security-credentials/"
         if self.path.startswith(base):
-            if self.headers.get("X-aws-ec2-metadata-token") not in self.st.imds_tokens:
+            if (not self.st.args.imds_v1_only and
+                    self.headers.get("X-aws-ec2-metadata-token") not in self.st.imds_tokens):
                 return self.reply(401, "IMDSv2 token required")
             role = self.path[len(base):]
             if role == "":
@@ -218,6 +222,8 @@ def main():
     ap.add_argument("--role-arn", default="arn:aws:iam::123456789012:role/kvfs-test")
     ap.add_argument("--web-token", default="web-identity-token-1")
     ap.add_argument("--container-token", default="container-token-1")
+    ap.add_argument("--imds-v1-only", action="store_true",
+                    help="an old instance metadata service: no tokens, plain GETs")
     args = ap.parse_args()
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True

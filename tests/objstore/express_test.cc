@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "objstore/s3/s3_client.h"
 #include "objstore/s3/s3_store.h"
 #include "tests/objstore/fault_server_client.h"
 
@@ -57,6 +58,34 @@ TEST(ExpressSessionTest, DataRequestsUseRenewedSessionsAndCopyUsesIam) {
   EXPECT_NE(sessions->find("\"rejected\": 0"), std::string::npos) << *sessions;
   EXPECT_EQ(sessions->find("\"created\": 1,"), std::string::npos) << "never renewed: " << *sessions;
   EXPECT_GT(rounds, 10);
+}
+
+// No region given: the bucket's own (x-amz-bucket-region on an unsigned HEAD) is used; a server
+// that does not say leaves the configured default.
+TEST(RegionDiscoveryTest, BucketRegionIsUsedWhenNoneWasGiven) {
+  FaultServer server;
+  ASSERT_TRUE(server.Start(KVFS_FAULT_SERVER_SCRIPT, "b", {"--bucket-region", "eu-west-1"}).ok());
+  S3Options o;
+  o.bucket = "b";
+  o.endpoint = server.endpoint();
+  o.credentials = {"AK", "secret", "", "test"};
+  o.discover_region = true;
+  auto client = s3::S3Client::Create(o);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  EXPECT_EQ((*client)->options().region, "eu-west-1");
+
+  o.discover_region = false;  // a region was given: kept, whatever the bucket says
+  client = s3::S3Client::Create(o);
+  ASSERT_TRUE(client.ok());
+  EXPECT_EQ((*client)->options().region, "us-east-1");
+
+  FaultServer silent;
+  ASSERT_TRUE(silent.Start(KVFS_FAULT_SERVER_SCRIPT, "b").ok());
+  o.endpoint = silent.endpoint();
+  o.discover_region = true;
+  client = s3::S3Client::Create(o);
+  ASSERT_TRUE(client.ok());
+  EXPECT_EQ((*client)->options().region, "us-east-1");
 }
 
 }  // namespace

@@ -8,7 +8,8 @@ PUT/HEAD/GET/DELETE object (Range, If-Match, If-None-Match: *), PUT/HEAD bucket,
 and multipart (create, upload part, complete, abort). User metadata (x-amz-meta-*) of a PUT is
 kept and returned by HEAD and GET, and copied by a copy, as S3 does.
 
-usage: fault_server.py [--bucket NAME ...] [--express-session-seconds N]
+usage: fault_server.py [--bucket NAME ...] [--express-session-seconds N] [--bucket-region R]
+With --bucket-region, a HEAD of a bucket answers with x-amz-bucket-region: R, as AWS does.
 prints "PORT <n>" on stdout once listening.
 
 With --express-session-seconds it acts as an S3 Express One Zone directory bucket's zonal endpoint
@@ -66,6 +67,7 @@ class State:
         self.meta = {}  # (bucket, key) -> {"x-amz-meta-...": value}
         self.rules = []
         self.express_seconds = 0
+        self.bucket_region = ""
         self.sessions = {}  # token -> (access key, expiry)
         self.express_stats = {"created": 0, "rejected": 0, "last_reject": ""}
         self.log = []
@@ -169,6 +171,8 @@ class Handler(BaseHTTPRequestHandler):
         bucket, key, q, raw_query = self.split()
         if self.server.state.express_seconds and not self.express_ok(bucket, key, q):
             return
+        if self.server.state.bucket_region and self.command == "HEAD" and not key:
+            return self.reply(200, b"", {"x-amz-bucket-region": self.server.state.bucket_region})
         rule = self.server.state.take_rule(self.command, key, raw_query)
         action = rule["action"] if rule else ""
         self.record(action)
@@ -490,10 +494,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bucket", action="append", default=[])
     ap.add_argument("--express-session-seconds", type=int, default=0)
+    ap.add_argument("--bucket-region", default="")
     args = ap.parse_args()
     server = Server(("127.0.0.1", 0), Handler)
     server.state = State(args.bucket or ["bucket"])
     server.state.express_seconds = args.express_session_seconds
+    server.state.bucket_region = args.bucket_region
     print("PORT %d" % server.server_address[1], flush=True)
     # Exit when the parent (the test) goes away: it holds our stdin open.
     threading.Thread(target=lambda: (sys.stdin.read(), server.shutdown()), daemon=True).start()
