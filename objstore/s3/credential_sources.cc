@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
@@ -100,13 +101,26 @@ std::string Text(const tinyxml2::XMLElement* e) { return e && e->GetText() ? e->
 
 std::string FormEncode(const std::string& s) { return UriEncode(s, /*encode_slash=*/true); }
 
-// The STS answer of AssumeRole / AssumeRoleWithWebIdentity (same Credentials element).
-Result<TemporaryCredentials> FromStsXml(const HttpAnswer& a, const std::string& action,
-                                        const std::string& what) {
+const tinyxml2::XMLElement* Path(const tinyxml2::XMLNode* n,
+                                 std::initializer_list<const char*> names) {
+  const tinyxml2::XMLElement* e = nullptr;
+  for (const char* name : names) {
+    e = Child(n, name);
+    n = e;
+  }
+  return e;
+}
+
+// An XML answer carrying a <Credentials> element (STS AssumeRole and AssumeRoleWithWebIdentity,
+// S3 Express CreateSession): `creds_path` leads to it, `error_path` to the error document.
+Result<TemporaryCredentials> CredentialsFromXml(const HttpAnswer& a,
+                                                std::initializer_list<const char*> error_path,
+                                                std::initializer_list<const char*> creds_path,
+                                                const std::string& what) {
   tinyxml2::XMLDocument doc;
   const bool parsed = doc.Parse(a.body.data(), a.body.size()) == tinyxml2::XML_SUCCESS;
   if (a.code != 200) {
-    const auto* err = parsed ? Child(Child(&doc, "ErrorResponse"), "Error") : nullptr;
+    const auto* err = parsed ? Path(&doc, error_path) : nullptr;
     if (err != nullptr) {
       const std::string msg =
           what + ": " + Text(Child(err, "Code")) + ": " + Text(Child(err, "Message"));
@@ -114,9 +128,7 @@ Result<TemporaryCredentials> FromStsXml(const HttpAnswer& a, const std::string& 
     }
     return HttpError(what, a);
   }
-  const auto* c =
-      Child(Child(Child(&doc, (action + "Response").c_str()), (action + "Result").c_str()),
-            "Credentials");
+  const auto* c = Path(&doc, creds_path);
   if (c == nullptr) return Status::Internal(what + ": no Credentials in the answer");
   TemporaryCredentials t;
   t.creds.access_key_id = Text(Child(c, "AccessKeyId"));
@@ -127,6 +139,24 @@ Result<TemporaryCredentials> FromStsXml(const HttpAnswer& a, const std::string& 
   }
   KVFS_ASSIGN_OR_RETURN(t.expiration, Expiration(Text(Child(c, "Expiration")), what));
   return t;
+}
+
+// The STS answer of `action` (AssumeRole, AssumeRoleWithWebIdentity).
+Result<TemporaryCredentials> FromStsXml(const HttpAnswer& a, const std::string& action,
+                                        const std::string& what) {
+  const std::string response = action + "Response", result = action + "Result";
+  return CredentialsFromXml(a, {"ErrorResponse", "Error"},
+                            {response.c_str(), result.c_str(), "Credentials"}, what);
+}
+
+// The header lines of a request signed by hand: curl sends Host itself, from the URL.
+std::vector<std::string> SignedHeaderLines(const KeyValues& headers, const SigV4Signature& sig) {
+  std::vector<std::string> lines;
+  for (const auto& [k, v] : headers) {
+    if (k != "Host") lines.push_back(k + ": " + v);
+  }
+  lines.push_back("Authorization: " + sig.authorization);
+  return lines;
 }
 
 // "host" or "host:port" of an endpoint URL, as the Host header carries it.
@@ -162,11 +192,7 @@ CredentialFetch AssumeRoleFetch(const std::string& sts_endpoint, const std::stri
     const SigV4Signature sig =
         SignV4(SigV4Request{"POST", "/", {}, headers, Sha256Hex(form)}, base.access_key_id,
                base.secret_access_key, region, "sts", amz_date);
-    std::vector<std::string> lines;
-    for (const auto& [k, v] : headers) {
-      if (k != "Host") lines.push_back(k + ": " + v);  // curl sends Host from the URL
-    }
-    lines.push_back("Authorization: " + sig.authorization);
+    std::vector<std::string> lines = SignedHeaderLines(headers, sig);
     lines.push_back("Accept: application/xml");
     KVFS_ASSIGN_OR_RETURN(HttpAnswer a, Exchange("POST", sts_endpoint + "/", lines, form, 5000));
     KVFS_ASSIGN_OR_RETURN(TemporaryCredentials t, FromStsXml(a, "AssumeRole", what));
@@ -227,35 +253,10 @@ CredentialFetch ExpressSessionFetch(const ExpressSessionTarget& target,
     const SigV4Signature sig =
         SignV4(SigV4Request{"GET", target.canonical_uri, {{"session", ""}}, headers, kEmptySha256},
                iam.access_key_id, iam.secret_access_key, target.region, "s3express", amz_date);
-    std::vector<std::string> lines;
-    for (const auto& [k, v] : headers) {
-      if (k != "Host") lines.push_back(k + ": " + v);
-    }
-    lines.push_back("Authorization: " + sig.authorization);
-    KVFS_ASSIGN_OR_RETURN(HttpAnswer a, Exchange("GET", target.url, lines, "", 5000, false,
-                                                 target.ca_bundle, target.verify_tls));
-    tinyxml2::XMLDocument doc;
-    const bool parsed = doc.Parse(a.body.data(), a.body.size()) == tinyxml2::XML_SUCCESS;
-    if (a.code != 200) {
-      const auto* err = parsed ? Child(&doc, "Error") : nullptr;
-      if (err != nullptr) {
-        const std::string msg =
-            what + ": " + Text(Child(err, "Code")) + ": " + Text(Child(err, "Message"));
-        return a.code >= 500 ? Status::Unavailable(msg) : Status::PermissionDenied(msg);
-      }
-      return HttpError(what, a);
-    }
-    const auto* c = Child(Child(&doc, "CreateSessionResult"), "Credentials");
-    if (c == nullptr) return Status::Internal(what + ": no Credentials in the answer");
-    TemporaryCredentials t;
-    t.creds.access_key_id = Text(Child(c, "AccessKeyId"));
-    t.creds.secret_access_key = Text(Child(c, "SecretAccessKey"));
-    t.creds.session_token = Text(Child(c, "SessionToken"));
-    if (t.creds.access_key_id.empty() || t.creds.session_token.empty()) {
-      return Status::Internal(what + ": the answer lacks AccessKeyId or SessionToken");
-    }
-    KVFS_ASSIGN_OR_RETURN(t.expiration, Expiration(Text(Child(c, "Expiration")), what));
-    return t;
+    KVFS_ASSIGN_OR_RETURN(
+        HttpAnswer a, Exchange("GET", target.url, SignedHeaderLines(headers, sig), "", 5000, false,
+                               target.ca_bundle, target.verify_tls));
+    return CredentialsFromXml(a, {"Error"}, {"CreateSessionResult", "Credentials"}, what);
   };
 }
 
@@ -364,12 +365,34 @@ bool ImdsV1Allowed() {
 
 std::string DefaultSessionName() { return "kvfs-" + std::to_string(time(nullptr)); }
 
+using ProviderResult = Result<std::shared_ptr<CredentialProvider>>;
+
+ProviderResult Refreshing(const std::string& source, CredentialFetch fetch) {
+  KVFS_ASSIGN_OR_RETURN(auto p, RefreshingCredentialProvider::Create(source, std::move(fetch)));
+  return std::shared_ptr<CredentialProvider>(std::move(p));
+}
+
+// The sources a role's credential_source and the chain itself both use.
+ProviderResult ContainerProvider() {
+  return Refreshing("container credentials (" + ContainerUri() + ")",
+                    ContainerFetch(ContainerUri(), Env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"),
+                                   Env("AWS_CONTAINER_AUTHORIZATION_TOKEN")));
+}
+
+ProviderResult ImdsProvider() {
+  return Refreshing("EC2 instance metadata (" + ImdsEndpoint() + ")",
+                    ImdsFetch(ImdsEndpoint(), ImdsV1Allowed()));
+}
+
+ProviderResult ProcessProvider(const std::string& profile, const std::string& command) {
+  return Refreshing("credential_process of profile " + profile, ProcessFetch(command));
+}
+
 // A profile with role_arn: AssumeRole signed with the credentials of its source_profile (static
 // keys or a credential_process) or of its credential_source (Environment, Ec2InstanceMetadata,
 // EcsContainer), refreshed like every temporary set.
-Result<std::shared_ptr<CredentialProvider>> ProfileRoleProvider(
-    const S3Options& options, const std::string& name,
-    const std::map<std::string, std::string>& kv) {
+ProviderResult ProfileRoleProvider(const S3Options& options, const std::string& name,
+                                   const std::map<std::string, std::string>& kv) {
   const std::string where = "profile " + name;
   std::shared_ptr<CredentialProvider> source;
   const std::string source_profile = Get(kv, "source_profile");
@@ -381,9 +404,8 @@ Result<std::shared_ptr<CredentialProvider>> ProfileRoleProvider(
           S3Credentials{Get(src, "aws_access_key_id"), Get(src, "aws_secret_access_key"),
                         Get(src, "aws_session_token"), "profile " + source_profile});
     } else if (!Get(src, "credential_process").empty()) {
-      KVFS_ASSIGN_OR_RETURN(source, RefreshingCredentialProvider::Create(
-                                        "credential_process of profile " + source_profile,
-                                        ProcessFetch(Get(src, "credential_process"))));
+      KVFS_ASSIGN_OR_RETURN(source,
+                            ProcessProvider(source_profile, Get(src, "credential_process")));
     } else {
       return Status::PermissionDenied(where + ": source_profile " + source_profile +
                                       " has neither aws_access_key_id/aws_secret_access_key "
@@ -399,20 +421,14 @@ Result<std::shared_ptr<CredentialProvider>> ProfileRoleProvider(
         S3Credentials{Env("AWS_ACCESS_KEY_ID"), Env("AWS_SECRET_ACCESS_KEY"),
                       Env("AWS_SESSION_TOKEN"), "environment"});
   } else if (credential_source == "Ec2InstanceMetadata") {
-    KVFS_ASSIGN_OR_RETURN(source, RefreshingCredentialProvider::Create(
-                                      "EC2 instance metadata (" + ImdsEndpoint() + ")",
-                                      ImdsFetch(ImdsEndpoint(), ImdsV1Allowed())));
+    KVFS_ASSIGN_OR_RETURN(source, ImdsProvider());
   } else if (credential_source == "EcsContainer") {
     if (ContainerUri().empty()) {
       return Status::PermissionDenied(where +
                                       ": credential_source EcsContainer, but "
                                       "AWS_CONTAINER_CREDENTIALS_FULL_URI/_RELATIVE_URI are unset");
     }
-    KVFS_ASSIGN_OR_RETURN(
-        source, RefreshingCredentialProvider::Create(
-                    "container credentials (" + ContainerUri() + ")",
-                    ContainerFetch(ContainerUri(), Env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"),
-                                   Env("AWS_CONTAINER_AUTHORIZATION_TOKEN"))));
+    KVFS_ASSIGN_OR_RETURN(source, ContainerProvider());
   } else {
     return Status::PermissionDenied(
         where +
@@ -423,11 +439,9 @@ Result<std::shared_ptr<CredentialProvider>> ProfileRoleProvider(
   const std::string arn = Get(kv, "role_arn");
   std::string session = Get(kv, "role_session_name");
   if (session.empty()) session = DefaultSessionName();
-  KVFS_ASSIGN_OR_RETURN(auto p, RefreshingCredentialProvider::Create(
-                                    "role " + arn + " (" + where + ")",
-                                    AssumeRoleFetch(StsEndpoint(options), options.region, arn,
-                                                    session, Get(kv, "external_id"), source)));
-  return std::shared_ptr<CredentialProvider>(std::move(p));
+  return Refreshing("role " + arn + " (" + where + ")",
+                    AssumeRoleFetch(StsEndpoint(options), options.region, arn, session,
+                                    Get(kv, "external_id"), source));
 }
 
 }  // namespace
@@ -451,11 +465,8 @@ Result<std::shared_ptr<CredentialProvider>> ResolveCredentialProvider(const S3Op
   if (!token_file.empty() && !role_arn.empty()) {
     std::string session = Env("AWS_ROLE_SESSION_NAME");
     if (session.empty()) session = DefaultSessionName();
-    KVFS_ASSIGN_OR_RETURN(
-        auto p, RefreshingCredentialProvider::Create(
-                    "web identity (" + role_arn + ")",
-                    WebIdentityFetch(StsEndpoint(options), role_arn, session, token_file)));
-    return std::shared_ptr<CredentialProvider>(std::move(p));
+    return Refreshing("web identity (" + role_arn + ")",
+                      WebIdentityFetch(StsEndpoint(options), role_arn, session, token_file));
   }
   tried.push_back(token_file.empty() && role_arn.empty()
                       ? "web identity (AWS_WEB_IDENTITY_TOKEN_FILE/AWS_ROLE_ARN unset)"
@@ -465,34 +476,21 @@ Result<std::shared_ptr<CredentialProvider>> ResolveCredentialProvider(const S3Op
   const std::map<std::string, std::string> kv = ReadProfile(name);
   if (!Get(kv, "role_arn").empty()) return ProfileRoleProvider(options, name, kv);
   if (!Get(kv, "credential_process").empty()) {
-    KVFS_ASSIGN_OR_RETURN(
-        auto p, RefreshingCredentialProvider::Create("credential_process of profile " + name,
-                                                     ProcessFetch(Get(kv, "credential_process"))));
-    return std::shared_ptr<CredentialProvider>(std::move(p));
+    return ProcessProvider(name, Get(kv, "credential_process"));
   }
   Result<S3Credentials> profile = ResolveCredentials(options);
   if (profile.ok()) return fixed(std::move(profile).value());
   tried.insert(tried.begin(), profile.status().message());
   // 5: container credentials.
-  const std::string uri = ContainerUri();
-  if (!uri.empty()) {
-    KVFS_ASSIGN_OR_RETURN(auto p,
-                          RefreshingCredentialProvider::Create(
-                              "container credentials (" + uri + ")",
-                              ContainerFetch(uri, Env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"),
-                                             Env("AWS_CONTAINER_AUTHORIZATION_TOKEN"))));
-    return std::shared_ptr<CredentialProvider>(std::move(p));
-  }
+  if (!ContainerUri().empty()) return ContainerProvider();
   tried.push_back("container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI/_RELATIVE_URI unset)");
   // 6: instance metadata, unless turned off.
   std::string disabled = Env("AWS_EC2_METADATA_DISABLED");
   if (disabled == "true" || disabled == "TRUE" || disabled == "1") {
     tried.push_back("EC2 instance metadata (AWS_EC2_METADATA_DISABLED)");
   } else {
-    const std::string imds = ImdsEndpoint();
-    auto p = RefreshingCredentialProvider::Create("EC2 instance metadata (" + imds + ")",
-                                                  ImdsFetch(imds, ImdsV1Allowed()));
-    if (p.ok()) return std::shared_ptr<CredentialProvider>(std::move(p).value());
+    ProviderResult p = ImdsProvider();
+    if (p.ok()) return p;
     tried.push_back(p.status().message());
   }
   std::string msg = tried.front();  // "no S3 credentials found; tried: config ...; profile ..."

@@ -228,7 +228,8 @@ void S3Client::StartAttempt(std::shared_ptr<S3Call> call) {
 }
 
 Status S3Client::DefaultCheck(const S3Call& call, const HttpExchange& ex) const {
-  const RequestContext ctx = Context(call.operation, call.key);
+  // Only failures name the request's context (it reads the credentials): built on demand.
+  auto ctx = [&] { return Context(call.operation, call.key); };
   if (ex.cancelled) {
     return Status::Cancelled(call.operation + " " + S3Uri(options_.bucket, call.key) +
                              ": the S3 store is shutting down");
@@ -250,7 +251,7 @@ Status S3Client::DefaultCheck(const S3Call& call, const HttpExchange& ex) const 
     doc.message =
         "error body larger than " + std::to_string(kMaxErrorBodyBytes >> 10) + " KiB, not read";
     doc.request_id = ex.Header("x-amz-request-id");
-    return MapHttpError(static_cast<int>(ex.http_status), doc, ctx);
+    return MapHttpError(static_cast<int>(ex.http_status), doc, ctx());
   }
   if (ex.curl_code != CURLE_OK) {
     if (ex.curl_code == CURLE_OPERATION_TIMEDOUT && clock()->NowMs() + 50 >= call.deadline_ms) {
@@ -259,7 +260,7 @@ Status S3Client::DefaultCheck(const S3Call& call, const HttpExchange& ex) const 
                                       call.deadline_source + " (" + std::to_string(call.attempts) +
                                       " attempts)");
     }
-    return MapTransportError(ex.curl_code, ex.curl_error, ctx);
+    return MapTransportError(ex.curl_code, ex.curl_error, ctx());
   }
   if (ex.http_status >= 200 && ex.http_status < 300) return Status::OK();
   // AWS names the bucket's region when a request went to the wrong one (301 PermanentRedirect,
@@ -274,7 +275,7 @@ Status S3Client::DefaultCheck(const S3Call& call, const HttpExchange& ex) const 
   S3ErrorDoc doc;
   ParseErrorXml(ex.body, &doc);
   if (doc.request_id.empty()) doc.request_id = ex.Header("x-amz-request-id");
-  return MapHttpError(static_cast<int>(ex.http_status), doc, ctx);
+  return MapHttpError(static_cast<int>(ex.http_status), doc, ctx());
 }
 
 void S3Client::OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpExchange> ex) {

@@ -31,7 +31,7 @@ import urllib.request
 
 import daemon_test
 from daemon_test import Ctx, Daemon, S3Store, chunk, ok, run_fail, write_chunk
-from mount_util import read_direct, skip_or_fail
+from mount_util import read_direct
 
 MIB = daemon_test.MIB
 LIFETIME = 4  # seconds: kvfs refreshes halfway, every ~2 s
@@ -248,11 +248,7 @@ def main():
     ap.add_argument("--kvfs", required=True)
     ap.add_argument("--cred-server", required=True)
     args = ap.parse_args()
-    if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
-        skip_or_fail("no /dev/fuse or fusermount3", "KVFS_REQUIRE_FUSE")
-    if not os.environ.get("KVFS_TEST_S3_ENDPOINT"):
-        skip_or_fail("KVFS_TEST_S3_ENDPOINT not set", "KVFS_REQUIRE_S3")
-    daemon_test.become_subreaper()
+    daemon_test.require()
     cs = CredServer(os.path.abspath(args.cred_server), os.environ.get("KVFS_TEST_S3_ACCESS_KEY", ""),
                     os.environ.get("KVFS_TEST_S3_SECRET_KEY", ""))
     failed = []

@@ -173,6 +173,17 @@ class S3Store:
 # ---- the daemon ---------------------------------------------------------------------------------
 
 
+def require(s3=True):
+    """The common start of these scripts: skip (exit 77) without FUSE, or without an S3 server
+    when `s3`, unless KVFS_REQUIRE_FUSE / KVFS_REQUIRE_S3 ask to fail instead; then become the
+    subreaper of the daemons the test starts."""
+    if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
+        skip_or_fail("no /dev/fuse or fusermount3", "KVFS_REQUIRE_FUSE")
+    if s3 and not os.environ.get("KVFS_TEST_S3_ENDPOINT"):
+        skip_or_fail("KVFS_TEST_S3_ENDPOINT not set", "KVFS_REQUIRE_S3")
+    become_subreaper()
+
+
 def become_subreaper():
     # The daemon forks and its parent exits; as subreaper we inherit it and can wait for it.
     PR_SET_CHILD_SUBREAPER = 36

@@ -23,7 +23,7 @@ import urllib.request
 
 import daemon_test
 from daemon_test import Ctx, Daemon, S3Store, chunk, ok, write_chunk
-from mount_util import read_direct, skip_or_fail
+from mount_util import read_direct
 
 MIB = daemon_test.MIB
 NS = "my-org"
@@ -104,11 +104,7 @@ def main():
     ap.add_argument("--kvfs", required=True)
     ap.add_argument("--gateway", required=True)
     args = ap.parse_args()
-    if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
-        skip_or_fail("no /dev/fuse or fusermount3", "KVFS_REQUIRE_FUSE")
-    if not os.environ.get("KVFS_TEST_S3_ENDPOINT"):
-        skip_or_fail("KVFS_TEST_S3_ENDPOINT not set", "KVFS_REQUIRE_S3")
-    daemon_test.become_subreaper()
+    daemon_test.require()
     e = os.environ
     gw = Gateway(os.path.abspath(args.gateway), e["KVFS_TEST_S3_ENDPOINT"],
                  e.get("KVFS_TEST_S3_ACCESS_KEY", ""), e.get("KVFS_TEST_S3_SECRET_KEY", ""))

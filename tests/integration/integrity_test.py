@@ -25,7 +25,7 @@ import urllib.request
 
 import daemon_test
 from daemon_test import Ctx, Daemon, chunk, ok, write_chunk
-from mount_util import read_direct, skip_or_fail
+from mount_util import read_direct
 from outage_test import FaultStore
 
 FLIP_AT = 3 * daemon_test.MIB + 12345  # in the middle of the chunk, not in its first part
@@ -93,9 +93,7 @@ def main():
     ap.add_argument("--kvfs", required=True)
     ap.add_argument("--fault-server", required=True)
     args = ap.parse_args()
-    if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
-        skip_or_fail("no /dev/fuse or fusermount3", "KVFS_REQUIRE_FUSE")
-    daemon_test.become_subreaper()
+    daemon_test.require(s3=False)
     work = tempfile.mkdtemp(prefix="kvfs-integrity-")
     ctx = Ctx(os.path.abspath(args.kvfs), "s3", work)
     try:

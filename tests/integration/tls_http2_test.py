@@ -150,14 +150,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kvfs", required=True)
     args = ap.parse_args()
-    if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
-        skip_or_fail("no /dev/fuse or fusermount3", "KVFS_REQUIRE_FUSE")
-    if not os.environ.get("KVFS_TEST_S3_ENDPOINT"):
-        skip_or_fail("KVFS_TEST_S3_ENDPOINT not set", "KVFS_REQUIRE_S3")
+    daemon_test.require()
     if not shutil.which("nghttpx") or not shutil.which("openssl"):
         skip_or_fail("nghttpx or openssl missing (apt-get install nghttp2-proxy openssl)",
                      "KVFS_REQUIRE_S3")
-    daemon_test.become_subreaper()
     ctx = Ctx(os.path.abspath(args.kvfs), "s3", tempfile.mkdtemp(prefix="kvfs-tls-"))
     try:
         run(ctx)
