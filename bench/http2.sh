@@ -24,6 +24,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$ENDPOINT" ] || { echo "--endpoint is required" >&2; exit 2; }
+if ! command -v nghttpx >/dev/null || ! command -v openssl >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nghttp2-proxy openssl
+fi
 OUT=${OUT:-$ROOT/bench/results/http2-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 WORK=$(mktemp -d)
