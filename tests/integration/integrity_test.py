@@ -63,7 +63,7 @@ def run(ctx, script):
         store.control("/__fault/rules", json.dumps(flip).encode())
         path_b = os.path.join(b.mnt, "c.pt")
         read_fails_with_eio(path_b)
-        s = b.stats()
+        s = b.settled()  # the failure is counted just after the reader is told
         assert s["kvfs_download_verify_failures"] >= 1, "no verify failure counted: %s" % s
         assert s["kvfs_cache_entries"] == 0, "a corrupt download was cached: %s" % s
         ok("byte flipped on the wire: EIO, %d verify failure(s), nothing cached" %

@@ -85,13 +85,25 @@ def stats(mnt):
     return {k: int(v) for k, v in (line.split() for line in text.splitlines() if line.strip())}
 
 
+def settled(mnt):
+    """Stats once no download is in flight: a reader gets a chunk's last bytes just before its
+    download commits to the cache, so an open right after may still join it (not a hit)."""
+    deadline = time.time() + 60
+    while True:
+        s = stats(mnt)
+        if s["kvfs_downloads_in_flight"] == 0:
+            return s
+        assert time.time() < deadline, "downloads still in flight: %s" % s
+        time.sleep(0.05)
+
+
 def cache_hits(mnt, name, digest, size):
     """A chunk read twice (bypassing the page cache) gives the same bytes; the second read is a
     cache hit, which the daemon answers by splicing from the cache file."""
     path = os.path.join(mnt, name)
     s0 = stats(mnt)
     first = read_direct(path, size)
-    s1 = stats(mnt)
+    s1 = settled(mnt)
     second = read_direct(path, size)
     s2 = stats(mnt)
     assert hashlib.sha256(first).hexdigest() == digest, "first read differs: " + name
