@@ -22,7 +22,7 @@ std::unique_ptr<StreamHandle> CachedReader::StreamFallback(const ObjectInfo& inf
   RangedGetOptions o;
   o.part_size = opts_.part_size;
   o.max_parallel = opts_.max_parallel_parts;
-  return std::make_unique<StreamHandle>(store_, info, o, &counters_);
+  return std::make_unique<StreamHandle>(store_, info, o, opts_.verify, &counters_);
 }
 
 std::unique_ptr<ReadHandle> CachedReader::Stream(const ObjectInfo& info) {

@@ -9,7 +9,8 @@ namespace kvfs {
 
 Result<uint64_t> ParallelRangedGet(ObjectStore* store, const ObjectInfo& info, uint64_t offset,
                                    uint64_t length, char* buf, const RangedGetOptions& opts,
-                                   uint64_t* requests) {
+                                   uint64_t* requests,
+                                   std::function<void(const ObjectInfo&)> on_info) {
   if (offset >= info.size || length == 0) return uint64_t{0};
   const uint64_t total = std::min(length, info.size - offset);
   const uint64_t part = std::max<uint64_t>(opts.part_size, 1);
@@ -39,22 +40,24 @@ Result<uint64_t> ParallelRangedGet(ObjectStore* store, const ObjectInfo& info, u
       req.offset = offset + at;
       req.length = n;
       req.if_match = info.etag;
+      req.on_info = on_info;
       if (requests != nullptr) (*requests)++;
       // n = n: clang 14 cannot capture a structured binding directly.
-      store->GetAsync(req, buf + at, [wave, req, n = n, info_size = info.size](Result<uint64_t> got) {
-        Status st;
-        if (!got.ok()) {
-          st = got.status().Annotate("GET " + req.key + " at " + std::to_string(req.offset));
-        } else if (*got != n) {
-          st = ObjectSizeChanged(req.key, info_size,
-                                 "GET of " + std::to_string(n) + " bytes at " +
-                                     std::to_string(req.offset) + " returned " +
-                                     std::to_string(*got));
-        }
-        MutexLock l(&wave->mu);
-        if (!st.ok() && wave->error.ok()) wave->error = st;
-        if (--wave->pending == 0) wave->cv.SignalAll();
-      });
+      store->GetAsync(
+          req, buf + at, [wave, req, n = n, info_size = info.size](Result<uint64_t> got) {
+            Status st;
+            if (!got.ok()) {
+              st = got.status().Annotate("GET " + req.key + " at " + std::to_string(req.offset));
+            } else if (*got != n) {
+              st = ObjectSizeChanged(req.key, info_size,
+                                     "GET of " + std::to_string(n) + " bytes at " +
+                                         std::to_string(req.offset) + " returned " +
+                                         std::to_string(*got));
+            }
+            MutexLock l(&wave->mu);
+            if (!st.ok() && wave->error.ok()) wave->error = st;
+            if (--wave->pending == 0) wave->cv.SignalAll();
+          });
     }
     MutexLock l(&wave->mu);
     wave->cv.Wait(&wave->mu, [&]() REQUIRES(wave->mu) { return wave->pending == 0; });

@@ -1,5 +1,6 @@
 #include "fs/read/read_handles.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -75,12 +76,38 @@ bool FetchHandle::WouldWait(uint64_t offset, uint64_t size) const {
   return fetch_->WouldWait(offset, size);
 }
 
+StreamHandle::StreamHandle(std::shared_ptr<ObjectStore> store, ObjectInfo info,
+                           RangedGetOptions opts, bool verify, ReaderCounters* counters)
+    : store_(std::move(store)),
+      info_(std::move(info)),
+      opts_(opts),
+      counters_(counters),
+      verifier_(info_.key, info_.size, info_.crc32c, verify) {}
+
+StreamHandle::~StreamHandle() {
+  StreamVerifier::Outcome o = verifier_.outcome();
+  if (served_ && o != StreamVerifier::Outcome::kVerified && o != StreamVerifier::Outcome::kFailed) {
+    counters_->unverified++;
+  }
+}
+
 Result<uint64_t> StreamHandle::Read(uint64_t offset, uint64_t size, char* buf) {
   uint64_t requests = 0;
-  Result<uint64_t> r = ParallelRangedGet(store_.get(), info_, offset, size, buf, opts_, &requests);
+  Result<uint64_t> r =
+      ParallelRangedGet(store_.get(), info_, offset, size, buf, opts_, &requests,
+                        [this](const ObjectInfo& info) { verifier_.OnInfo(info); });
   counters_->get_requests += requests;
-  if (r.ok()) counters_->bytes_from_store += *r;
-  return Counted(std::move(r), counters_);
+  if (!r.ok()) return Counted(std::move(r), counters_);
+  counters_->bytes_from_store += *r;
+  if (Status st = verifier_.Add(offset, buf, *r); !st.ok()) {
+    if (!reported_.exchange(true)) {
+      spdlog::error("read: {}", st.ToString());
+      counters_->verify_failures++;
+    }
+    return Counted<uint64_t>(st, counters_);
+  }
+  if (*r > 0) served_ = true;
+  return r;
 }
 
 }  // namespace kvfs

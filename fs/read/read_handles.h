@@ -4,10 +4,12 @@
 //  - FetchHandle: an object being downloaded (shared ObjectFetch); reads wait for the parts they
 //    cover, then read the fill file. If the download failed because the cache disk is full
 //    (kNoSpace), reads stream from the store instead: a full cache disk never fails a read.
-//  - StreamHandle: no caching; every read is parallel ranged GETs into the caller's buffer.
+//  - StreamHandle: no caching; every read is parallel ranged GETs into the caller's buffer,
+//    checked by a StreamVerifier when the reads cover the whole object.
 // All are thread-safe: their state is immutable after construction, or thread-safe itself.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -16,6 +18,7 @@
 #include "fs/read/fetch_context.h"
 #include "fs/read/object_fetch.h"
 #include "fs/read/ranged_get.h"
+#include "fs/read/stream_verifier.h"
 
 namespace kvfs {
 
@@ -54,9 +57,10 @@ class FetchHandle : public ReadHandle {
 
 class StreamHandle : public ReadHandle {
  public:
+  // `verify`: check what is read against the object's recorded CRC32C (StreamVerifier).
   StreamHandle(std::shared_ptr<ObjectStore> store, ObjectInfo info, RangedGetOptions opts,
-               ReaderCounters* counters)
-      : store_(std::move(store)), info_(std::move(info)), opts_(opts), counters_(counters) {}
+               bool verify, ReaderCounters* counters);
+  ~StreamHandle() override;
   Result<uint64_t> Read(uint64_t offset, uint64_t size, char* buf) override;
 
  private:
@@ -64,6 +68,9 @@ class StreamHandle : public ReadHandle {
   const ObjectInfo info_;
   const RangedGetOptions opts_;
   ReaderCounters* const counters_;
+  StreamVerifier verifier_;
+  std::atomic<bool> served_{false};    // some bytes were handed out
+  std::atomic<bool> reported_{false};  // a mismatch was logged and counted
 };
 
 }  // namespace kvfs

@@ -49,7 +49,11 @@ use_mount() {  # MOUNTPOINT NAME: write a chunk, read it back, check stats
   head -c $((3 * 1024 * 1024 + 7)) /dev/urandom >"$WORK/$name"
   cp "$WORK/$name" "$m/$name"
   cmp "$WORK/$name" "$m/$name" || fail "$name reads back wrong through $m"
-  kvfs stats "$m" | grep -q '^kvfs_read_opens' || fail "kvfs stats $m"
+  # Captured first: grep -q stops reading at its match, and under pipefail the writer's
+  # SIGPIPE or EPIPE would fail the pipeline.
+  local stats
+  stats=$(kvfs stats "$m") || fail "kvfs stats $m"
+  grep -q '^kvfs_read_opens' <<<"$stats" || fail "kvfs stats $m: no kvfs_read_opens"
 }
 
 say "mount -t fuse.kvfs"
@@ -71,7 +75,8 @@ mountpoint -q "$WORK/mnt-f" || fail "the fstab line did not mount"
 cmp "$WORK/a.bin" "$WORK/mnt-f/a.bin" || fail "the first mount's chunk reads back wrong"
 use_mount "$WORK/mnt-f" b.bin
 # Watched by Prometheus: the fstab mount's config turns the endpoint on.
-curl -fsS http://127.0.0.1:19464/metrics | grep -q '^kvfs_read_opens_total [1-9]' ||
+page=$(curl -fsS http://127.0.0.1:19464/metrics) || fail "GET http://127.0.0.1:19464/metrics"
+grep -q '^kvfs_read_opens_total [1-9]' <<<"$page" ||
   fail "no kvfs_read_opens_total at http://127.0.0.1:19464/metrics"
 umount "$WORK/mnt-f"
 [ "$(find "$STORE/objects" -type f | wc -l)" -eq 2 ] || fail "expected 2 objects in the store"

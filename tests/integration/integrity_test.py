@@ -9,6 +9,8 @@ tests/objstore/fault_server.py, which can invert one byte of a GET body (action 
   counts in kvfs_download_verify_failures; nothing is cached.
 - Once the wire is clean again, the same read returns the chunk's bytes.
 - With `verify: off`, the flipped byte is what the reader gets (what "off" means).
+- With a cache smaller than the chunk (reads stream from the store), the read that would complete
+  the chunk fails with EIO; once the wire is clean, the streamed read is verified.
 
     integrity_test.py --kvfs PATH/kvfs --fault-server PATH/fault_server.py
 
@@ -80,9 +82,24 @@ def run(ctx, script):
         assert got != data and got[FLIP_AT] == data[FLIP_AT] ^ 0xFF, "verify: off"
         assert c.stats()["kvfs_downloads_unverified"] >= 1
         ok("verify: off serves what the wire carried, counted as unverified")
+
+        # A cache smaller than the chunk: reads stream from the store, and the read that
+        # completes the chunk fails instead of being held back.
+        d = Daemon(ctx, store, ctx.path("mnt-d"), ctx.path("cache-d"), {"cache_size": "4MiB"},
+                   name="d (cache smaller than the chunk)")
+        path_d = os.path.join(d.mnt, "c.pt")
+        read_fails_with_eio(path_d)
+        s = d.stats()
+        assert s["kvfs_read_streamed_opens"] >= 1, "not streamed: %s" % s
+        assert s["kvfs_download_verify_failures"] >= 1, "no verify failure counted: %s" % s
+        ok("streamed read with a flipped byte: EIO before the chunk completes")
         store.recover()
-        for d in (a, b, c):
-            d.unmount()
+        assert read_direct(path_d) == data, "streamed read after the wire is clean again"
+        s = d.stats()
+        assert s["kvfs_downloads_unverified"] == 0, "streamed read not verified: %s" % s
+        ok("wire clean again: the streamed read returns the chunk's bytes, verified")
+        for n in (a, b, c, d):
+            n.unmount()
     finally:
         ctx.cleanup()
         store.cleanup()

@@ -165,11 +165,17 @@ do_start() {
   ceph-osd -c "$CONF" -i 0 --mkfs --osd-uuid "$osd_uuid" >"$LOG/osd-mkfs.out" 2>&1 \
     || fail "ceph-osd --mkfs"
   ceph-osd -c "$CONF" -i 0 >"$LOG/osd-start.out" 2>&1 || fail "ceph-osd start"
+  # The dump is captured before grep: grep -q stops reading at its match, and under pipefail the
+  # writer's EPIPE would read as "not up".
+  local up=0
   for _ in $(seq 1 120); do
-    "${CEPH[@]}" osd dump 2>/dev/null | grep -q '^osd.0 up' && break
+    if grep -q '^osd.0 up' <<<"$("${CEPH[@]}" osd dump 2>/dev/null || true)"; then
+      up=1
+      break
+    fi
     sleep 0.5
   done
-  "${CEPH[@]}" osd dump 2>/dev/null | grep -q '^osd.0 up' || fail "osd.0 did not come up"
+  [ "$up" = 1 ] || fail "osd.0 did not come up"
   say "osd.0 up ($STORE)"
 
   # --- gateway ---

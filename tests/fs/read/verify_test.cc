@@ -62,6 +62,13 @@ class VerifyTest : public ::testing::Test {
     return out;
   }
 
+  // Options of a reader with no cache: every open streams.
+  static CachedReaderOptions StreamOptions() {
+    CachedReaderOptions o;
+    o.part_size = kPart;
+    return o;
+  }
+
   static void WaitIdle(const CachedReader& r) {
     for (int i = 0; i < 10000 && r.Stats().fetches_in_flight != 0; i++) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -171,6 +178,71 @@ TEST_F(VerifyTest, VerifyOffServesWhatTheStoreSends) {
   h->reset();
   WaitIdle(*reader);
   EXPECT_EQ(reader->Stats().unverified, 1u);
+}
+
+// Streamed reads (no cache entry: cache off here, or an object larger than the cache, or a full
+// cache disk) cannot be held back, so the read that completes the whole object fails instead.
+TEST_F(VerifyTest, StreamedReadOfAChangedObjectFailsBeforeItCompletes) {
+  CachedReader reader(std::make_shared<ThreadedStore>(mem_), /*cache=*/nullptr, StreamOptions());
+  const std::string data = Pattern(kSize, 7);
+  ObjectInfo info = PutWithChecksum("c@7", data);
+  {
+    auto h = reader.Open("c@7", info);
+    ASSERT_TRUE(h.ok());
+    Result<std::string> got = ReadAll(h->get(), kSize);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, data);
+  }
+  EXPECT_EQ(reader.Stats().unverified, 0u);
+  EXPECT_EQ(reader.Stats().streamed, 1u);
+
+  mem_->CorruptObject("c@7", 3);  // in the first read: the last one fails
+  auto h = reader.Open("c@7", info);
+  ASSERT_TRUE(h.ok());
+  Result<std::string> got = ReadAll(h->get(), kSize);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), StatusCode::kDataLoss) << got.status().ToString();
+  EXPECT_NE(got.status().message().find("c@7"), std::string::npos);
+  char b[10];
+  EXPECT_EQ((*h)->Read(0, sizeof(b), b).status().code(), StatusCode::kDataLoss);  // sticky
+  h->reset();
+  EXPECT_EQ(reader.Stats().verify_failures, 1u);
+  EXPECT_EQ(reader.Stats().unverified, 0u);
+}
+
+TEST_F(VerifyTest, StreamedReadKnownOnlyFromAListIsVerifiedFromTheGetReply) {
+  CachedReader reader(std::make_shared<ThreadedStore>(mem_), /*cache=*/nullptr, StreamOptions());
+  const std::string data = Pattern(kSize, 8);
+  ObjectInfo info = PutWithChecksum("c@8", data);
+  info.crc32c.reset();
+  mem_->CorruptObject("c@8", kSize / 2);
+  auto h = reader.Open("c@8", info);
+  ASSERT_TRUE(h.ok());
+  // Backwards, as no engine reads, to show the order does not matter.
+  std::string out(kSize, '\0');
+  Status last;
+  for (uint64_t end = kSize; end > 0;) {
+    uint64_t off = end > 131072 ? end - 131072 : 0;
+    Result<uint64_t> r = (*h)->Read(off, end - off, out.data() + off);
+    if (!r.ok()) last = r.status();
+    end = off;
+  }
+  EXPECT_EQ(last.code(), StatusCode::kDataLoss) << last.ToString();
+}
+
+TEST_F(VerifyTest, StreamedReadWithoutChecksumIsCountedUnverified) {
+  CachedReader reader(std::make_shared<ThreadedStore>(mem_), /*cache=*/nullptr, StreamOptions());
+  const std::string data = Pattern(kSize, 9);
+  mem_->PutObject("c@9", data);
+  Result<ObjectInfo> info = mem_->Head("c@9");
+  ASSERT_TRUE(info.ok());
+  auto h = reader.Open("c@9", *info);
+  ASSERT_TRUE(h.ok());
+  Result<std::string> got = ReadAll(h->get(), kSize);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, data);
+  h->reset();
+  EXPECT_EQ(reader.Stats().unverified, 1u);
 }
 
 }  // namespace
