@@ -30,6 +30,7 @@ Phases (--phases, comma separated, run in this order for every thread count and 
   all                all of the above in one go (no remount: "cold" is then not cold)
 """
 import argparse
+import atexit
 import ctypes
 import hashlib
 import json
@@ -150,6 +151,7 @@ class Bench:
         self.out = open(args.out, "a") if args.out else sys.stdout
         self.bsize = os.statvfs(args.dir).f_bsize
         self.contents = {}
+        self.cpu = CpuMeter(args.pid or find_mount_pid(args.dir))
 
     def emit(self, rec):
         base = {"ts": round(time.time(), 3), "system": self.a.system, "rep": self.a.rep}
@@ -197,10 +199,12 @@ class Bench:
         c = self.content(size_mib)
         names = self.names("d" if odirect else "b", size_mib, threads)
         views = [c.view(n) for n in names]
+        self.cpu.start()
         res, wall, errs = run_parallel(len(names), threads,
                                        lambda i: self.write_one(names[i], views[i], odirect))
         closes = [r[1] for r in res if r]
         ok = len(closes)
+        rec.update(self.cpu.fields(ok * size_mib))
         self.emit(dict(rec, chunks=len(names), bytes=ok * c.size, seconds=round(wall, 6),
                        mib_s=round(ok * size_mib / wall, 2) if wall > 0 else None,
                        close_p50_ms=ms(percentile(closes, 50)),
@@ -240,12 +244,15 @@ class Bench:
         c = self.content(size_mib)
         names = self.names("d" if odirect else "b", size_mib, threads)
         bufs = self.buffers(size_mib, len(names))
+        self.cpu.start()
         res, wall, errs = run_parallel(len(names), threads,
                                        lambda i: self.read_one(names[i], bufs.mms[i], odirect))
+        cpu = self.cpu.fields(sum(1 for r in res if r == c.size) * size_mib)
         short = sum(1 for r in res if r is not None and r != c.size)
         bad = sum(1 for i, r in enumerate(res)
                   if r == c.size and not c.matches(names[i], addr_of(bufs.mms[i])))
         ok = sum(1 for r in res if r == c.size)
+        rec.update(cpu)
         self.emit(dict(rec, chunks=len(names), bytes=ok * c.size, seconds=round(wall, 6),
                        mib_s=round(ok * size_mib / wall, 2) if wall > 0 else None,
                        errors=len(errs) + short, verify_errors=bad,
@@ -342,6 +349,97 @@ class Bench:
             if "lookup" in self.phases:
                 self.phase_lookup(threads)
         self.emit_rss()
+
+
+def process_cpu_ticks(pid):
+    """CPU seconds (user + system, all threads, also exited ones) from /proc/PID/stat: clock
+    ticks, so within 20 ms. None if the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class CpuCgroup:
+    """A cgroup of its own for the daemon, so that its CPU time is read to the nanosecond with
+    the time of threads that exit during a phase (kvfs's upload threads, libfuse's idle workers)
+    - /proc/PID/stat has 10 ms ticks and per-thread schedstat loses exited threads. cgroup v1
+    cpuacct (cpuacct.usage, ns) or v2 (cpu.stat usage_usec). Unavailable: ticks."""
+
+    ROOTS = [("/sys/fs/cgroup/cpuacct", "cpuacct.usage", 1e-9),
+             ("/sys/fs/cgroup/unified", "cpu.stat", 1e-6),
+             ("/sys/fs/cgroup", "cpu.stat", 1e-6)]
+
+    def __init__(self, pid):
+        self.pid, self.dir, self.root = pid, None, None
+        for root, stat, scale in self.ROOTS:
+            if not os.path.exists(os.path.join(root, stat)):
+                continue
+            d = os.path.join(root, f"kvbench-{pid}")
+            try:
+                os.makedirs(d, exist_ok=True)
+                with open(os.path.join(d, "cgroup.procs"), "w") as f:
+                    f.write(str(pid))
+            except OSError:
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
+                continue
+            self.dir, self.root, self.stat, self.scale = d, root, stat, scale
+            atexit.register(self.close)
+            return
+
+    def seconds(self):
+        if self.dir is None:
+            return process_cpu_ticks(self.pid)
+        try:
+            with open(os.path.join(self.dir, self.stat)) as f:
+                text = f.read()
+        except OSError:
+            return None
+        if self.stat == "cpu.stat":
+            text = dict(line.split() for line in text.splitlines())["usage_usec"]
+        return int(text) * self.scale
+
+    def close(self):
+        """Back into the root cgroup; the group is removed."""
+        if self.dir is None:
+            return
+        try:
+            with open(os.path.join(self.root, "cgroup.procs"), "w") as f:
+                f.write(str(self.pid))
+        except OSError:
+            pass  # the daemon exited
+        try:
+            os.rmdir(self.dir)
+        except OSError:
+            pass
+        self.dir = None
+
+
+class CpuMeter:
+    """CPU a phase costs on the client side: the process serving the mount (none for a local
+    directory) plus this reader/writer process. The S3 server's CPU is not counted."""
+
+    def __init__(self, daemon_pid):
+        self.group = CpuCgroup(daemon_pid) if daemon_pid else None
+
+    def start(self):
+        self.t0 = time.process_time()  # this process, all threads, nanosecond clock
+        self.d0 = self.group.seconds() if self.group else 0.0
+
+    def fields(self, mib):
+        """{cpu_ms_per_mib, daemon_cpu_ms_per_mib} over `mib` MiB moved since start()."""
+        own = time.process_time() - self.t0
+        d1 = self.group.seconds() if self.group else 0.0
+        if not mib or d1 is None or self.d0 is None:
+            return {}
+        daemon = d1 - self.d0
+        return {"cpu_ms_per_mib": round((own + daemon) * 1000 / mib, 3),
+                "daemon_cpu_ms_per_mib": round(daemon * 1000 / mib, 3)}
 
 
 def ms(sec):

@@ -10,6 +10,8 @@
 // usage: raw_s3 --endpoint URL --bucket B [--region R] [--sizes 8,32,64] [--chunks 4]
 //          [--ttfb-chunks 2] [--threads 1,4] [--part-mib 8] [--lookup-seconds 2] [--tag r0]
 //          [--system raw-s3] [--rep 0] [--client auto|kvfs|curl] [--out FILE]
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -143,10 +145,23 @@ class RawBench {
     std::fflush(out_);
   }
 
+  // CPU seconds this process has used (all threads): the client's cost, to compare with a
+  // filesystem's daemon + reader (kvbench.py's cpu_ms_per_mib).
+  static double CpuSeconds() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+    return sec(ru.ru_utime) + sec(ru.ru_stime);
+  }
+  static double CpuMsPerMib(double cpu0, double mib) {
+    return mib > 0 ? (CpuSeconds() - cpu0) * 1e3 / mib : 0;
+  }
+
   void Write(const Content& c, int size, int threads, const std::vector<std::string>& names) {
     std::vector<double> lat(names.size());
     int errors = 0;
     std::string note;
+    const double cpu0 = CpuSeconds();
     double wall = RunParallel(
         static_cast<int>(names.size()), threads, factory_,
         [&](RawClient& cl, int i) {
@@ -157,6 +172,7 @@ class RawBench {
         },
         &errors, &note);
     int ok = static_cast<int>(names.size()) - errors;
+    const double cpu_ms = CpuMsPerMib(cpu0, static_cast<double>(ok) * size);
     JsonLine j = Base("write");
     j.Num("size_mib", size)
         .Num("threads", threads)
@@ -166,6 +182,7 @@ class RawBench {
         .Num("mib_s", ok * size / wall)
         .Num("put_p50_ms", Percentile(lat, 50) * 1e3)
         .Num("put_p99_ms", Percentile(lat, 99) * 1e3)
+        .Num("cpu_ms_per_mib", cpu_ms)
         .Num("errors", errors);
     if (!note.empty()) j.Str("note", note);
     Emit(j);
@@ -213,6 +230,7 @@ class RawBench {
     int errors = 0;
     std::string note;
     uint64_t part = static_cast<uint64_t>(a_.part_mib) * kMiB;
+    const double cpu0 = CpuSeconds();
     double wall = RunParallel(
         static_cast<int>(names.size()), threads, factory_,
         [&](RawClient& cl, int i) {
@@ -221,6 +239,7 @@ class RawBench {
           return st;
         },
         &errors, &note);
+    const double cpu1 = CpuSeconds();  // before the verification below, which is not the client's
     int verify_errors = 0, good = 0;
     for (size_t i = 0; i < names.size(); ++i) {
       if (!ok[i]) continue;
@@ -236,6 +255,8 @@ class RawBench {
         .Num("bytes", good * c.size())
         .Num("seconds", wall)
         .Num("mib_s", good * size / wall)
+        .Num("cpu_ms_per_mib",
+             good > 0 ? (cpu1 - cpu0) * 1e3 / (static_cast<double>(good) * size) : 0)
         .Num("errors", errors)
         .Num("verify_errors", verify_errors);
     if (!note.empty()) j.Str("note", note);

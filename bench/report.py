@@ -19,6 +19,7 @@ THROUGHPUT = [("write", "write"), ("write_odirect", "write O_DIRECT"),
               ("read_cold", "cold read"), ("read_cold_odirect", "cold read O_DIRECT"),
               ("read_warm", "warm read"), ("read_warm_odirect", "warm read O_DIRECT"),
               ("read_hit", "hit read, page cache dropped")]
+CPU_PHASES = [("write", "write"), ("read_cold", "cold read"), ("read_hit", "hit read")]
 # kvfs row -> (limit system, limit phase, goal) from issue 5.
 GOALS = [("read_cold", "raw-s3", "read_cold", 0.9, "cold read vs parallel ranged GETs"),
          ("read_warm", "tmpfs", "read_warm", 0.8, "warm read vs tmpfs"),
@@ -82,7 +83,7 @@ class Table:
             if "threads" in r:
                 self.threads.add(r["threads"])
             for field in ("mib_s", "close_p50_ms", "close_p99_ms", "put_p50_ms", "put_p99_ms",
-                          "ttfb_p50_ms",
+                          "ttfb_p50_ms", "cpu_ms_per_mib", "daemon_cpu_ms_per_mib",
                           "ops_s", "errors", "verify_errors", "seconds"):
                 if field in r and r[field] is not None:
                     self.v[(s, ph, r.get("size_mib"), r.get("threads"), field)].append(r[field])
@@ -206,6 +207,25 @@ def markdown(t, meta):
                     cells.append(t.cell(s, ph, size, thr, f))
                 if any(c != "-" for c in cells):
                     out.append(f"| {label} | {size} | {thr} | " + " | ".join(cells) + " |")
+
+    cpu_rows = [(ph, label, size, thr) for ph, label, size, thr in
+                rows_by_size(t, CPU_PHASES, "cpu_ms_per_mib")]
+    if cpu_rows:
+        out += ["", "## Client CPU per MiB (ms)", "",
+                "CPU time (user + system) per MiB moved, on the client side: the process serving "
+                "the mount plus the reader/writer (kvbench.py; for raw-s3 its own process). The S3 "
+                "server's CPU is not counted (it shares the same cores). "
+                "rclone-full uploads after close(), outside the write phase, so its write row "
+                "leaves most of the upload out.", "",
+                "| metric | size MiB | threads | " + " | ".join(heads) + " | kvfs / raw-s3 |",
+                "| " + " | ".join(["---"] * (4 + len(heads))) + " |"]
+        for ph, label, size, thr in cpu_rows:
+            lim = "read_cold" if ph.startswith("read_cold") else "write"
+            out.append(f"| {label} | {size} | {thr} | " + " | ".join(
+                t.cell(s, ph, size, thr, "cpu_ms_per_mib", digits=2) for s in heads) + " | " +
+                (ratio(t.median("kvfs", ph, size, thr, "cpu_ms_per_mib"),
+                       t.median("raw-s3", lim, size, thr, "cpu_ms_per_mib"))
+                 if ph in ("write", "read_cold") else "-") + " |")
 
     out += ["", "## Lookups (os.path.exists per second)", "",
             "| lookup | threads | " + " | ".join(heads) + " |",

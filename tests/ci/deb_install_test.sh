@@ -12,10 +12,15 @@ fail() { echo "== deb_install: FAILED: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "deb_install_test: needs root" >&2; exit 1; }
 
 WORK=$(mktemp -d /tmp/kvfs-deb-XXXXXX)
+INSTALLED=0  # 1 while the package this test installed is on the machine
 cleanup() {
   for m in "$WORK/mnt-t" "$WORK/mnt-f"; do
     mountpoint -q "$m" 2>/dev/null && umount "$m" 2>/dev/null || true
   done
+  # A failed run must not leave its package behind: the next run would refuse to start.
+  if [ "$INSTALLED" = 1 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y kvfs >/dev/null 2>&1 || true
+  fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -35,6 +40,7 @@ if command -v lintian >/dev/null; then
 fi
 
 say "apt install ./$(basename "$DEB")"
+INSTALLED=1
 DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$DEB" >/dev/null
 [ "$(command -v kvfs)" = /usr/bin/kvfs ] || fail "kvfs is not /usr/bin/kvfs"
 [ -L /sbin/mount.fuse.kvfs ] || fail "no mount helper /sbin/mount.fuse.kvfs"
@@ -83,6 +89,7 @@ umount "$WORK/mnt-f"
 
 say "purge"
 DEBIAN_FRONTEND=noninteractive apt-get purge -y kvfs >/dev/null
+INSTALLED=0
 for f in /usr/bin/kvfs /sbin/mount.fuse.kvfs /etc/kvfs/kvfs.yaml.example \
   /lib/systemd/system/kvfs@.service /usr/share/man/man8/kvfs.8.gz; do
   [ ! -e "$f" ] && [ ! -L "$f" ] || fail "$f is left after purge"
