@@ -283,7 +283,7 @@ void ChunkCache::AbortFill(EntryPtr e, int fd) {
 }
 
 bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::string& etag,
-                           const std::string& path) {
+                           const std::string& path, std::optional<uint32_t> known_crc) {
   int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) {
     spdlog::warn("cache: cannot adopt {} for {}: {}", path, key, strerror(errno));
@@ -292,7 +292,7 @@ bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::str
   struct stat st;
   Result<uint32_t> crc = Status::DataLoss("size");
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == size) {
-    crc = ChecksumFile(fd, size);
+    crc = known_crc ? Result<uint32_t>(*known_crc) : ChecksumFile(fd, size);
   }
   std::vector<std::string> unlink;
   // A Result is never built from an OK status: take the checksum's error, or reserve.

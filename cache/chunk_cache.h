@@ -167,9 +167,10 @@ class ChunkCache {
   // Takes over a complete file of `size` bytes at `path` (the filesystem's write spool) by
   // appending a trailer and renaming it into the cache. The file must be on the same filesystem
   // (use spool_dir()). Returns false, leaving the file as it was, if it cannot (other filesystem,
-  // no room, a fill of key in progress, wrong size).
+  // no room, a fill of key in progress, wrong size). `crc`: the file's CRC32C if the caller
+  // knows it (a writer that folded it as it wrote); otherwise the file is read to compute it.
   bool AdoptFile(const std::string& key, uint64_t size, const std::string& etag,
-                 const std::string& path) EXCLUDES(mu_);
+                 const std::string& path, std::optional<uint32_t> crc = std::nullopt) EXCLUDES(mu_);
 
   // Forgets key (its file is unlinked; open EntryRefs keep reading). No-op if absent.
   void Remove(const std::string& key) EXCLUDES(mu_);

@@ -136,8 +136,14 @@ void LocalFile::MaybeAdoptLocked() {
   // Only bytes that are the object: after a lost create race the store holds another writer's
   // object of that name, which may differ from this spool.
   if (state_ == State::kCommitted && created_object_ && uploaded_ && !adopted_ && !temp_) {
-    adopted_ = env_.reader->AdoptWritten(place_.key, *uploaded_, spool_path_);
+    adopted_ = env_.reader->AdoptWritten(place_.key, *uploaded_, spool_path_, SpoolCrcLocked());
   }
+}
+
+std::optional<uint32_t> LocalFile::SpoolCrcLocked() const {
+  uint32_t crc;
+  if (spool_crc_.CrcOf(size_, &crc)) return crc;
+  return std::nullopt;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,6 +165,7 @@ Result<uint64_t> LocalFile::Write(uint64_t offset, const char* data, uint64_t n,
     *out = FailLocked(st);
     return st;
   }
+  spool_crc_.Add(offset, data, n);  // while the bytes are in the CPU cache
   if (offset + n > size_) SetSizeLocked(offset + n);
   DirtyLocked();
   if (o.upload_while_writing && !temp_ && state_ == State::kDirty) {
@@ -179,7 +186,13 @@ Status LocalFile::Truncate(uint64_t new_size) {
   if (state_ == State::kFailed) return failure_;
   if (early_) early_->Invalidate();  // bytes already sent may change
   if (ftruncate(fd_, static_cast<off_t>(new_size)) != 0) {
+    spool_crc_.Invalidate();  // the spool's size is not known now
     return Status::FromErrno(errno, "truncating spool file for '" + place_.display + "'");
+  }
+  if (new_size == 0) {
+    spool_crc_.Reset();
+  } else if (new_size != size_) {
+    spool_crc_.Invalidate();  // cut or zero-extended: computed from the spool if needed
   }
   SetSizeLocked(new_size);
   DirtyLocked();
@@ -214,7 +227,7 @@ LocalFile::Outcome LocalFile::CommitLocked() {
   }
   if (st.ok()) {
     auto up = env_.uploader->Upload(place_.key, fd_, size_, place_.display, /*no_replace=*/false,
-                                    early_.get());
+                                    early_.get(), SpoolCrcLocked());
     early_.reset();
     if (up.ok()) {
       out = CommittedLocked(place_.key, std::move(up).value());
@@ -289,7 +302,8 @@ LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace
     early_.reset();  // parts sent under the old name
     Status st = CheckWholeLocked(size_, dst.display);
     if (st.ok()) {
-      auto up = env_.uploader->Upload(dst.key, fd_, size_, dst.display, no_replace);
+      auto up = env_.uploader->Upload(dst.key, fd_, size_, dst.display, no_replace,
+                                      /*early=*/nullptr, SpoolCrcLocked());
       if (up.ok()) {
         out = CommittedLocked(dst.key, std::move(up).value());
       } else {

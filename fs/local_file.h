@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 
+#include "cache/crc32c_fold.h"
 #include "fs/early_upload.h"
 #include "fs/fs_options.h"
 #include "fs/local_files.h"
@@ -148,6 +149,8 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   // The last handle went away in kCommitted: hand the spool to the reader if the object holds
   // these very bytes.
   void MaybeAdoptLocked() REQUIRES(mu_);
+  // The spool's CRC32C as folded from the writes, if they covered exactly [0, size_).
+  std::optional<uint32_t> SpoolCrcLocked() const REQUIRES(mu_);
 
   const Env env_;
   const int fd_;
@@ -164,6 +167,10 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   uint64_t size_ GUARDED_BY(mu_) = 0;
   int handles_ GUARDED_BY(mu_) = 0;
   std::optional<ObjectInfo> uploaded_ GUARDED_BY(mu_);  // kCommitted: the object
+  // The CRC32C of the spool, folded from the writes as they come (uploads record it with the
+  // object and the cache with the entry, without reading the spool again). Gives up on rewrites
+  // and truncation; then the spool is read.
+  CrcFold spool_crc_ GUARDED_BY(mu_){CrcFold::Overlap::kInvalidate};
   // kCommitted: the object was created from these bytes (not another writer's of that name).
   bool created_object_ GUARDED_BY(mu_) = false;
   bool adopted_ GUARDED_BY(mu_) = false;  // the reader took the spool file over

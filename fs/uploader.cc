@@ -42,7 +42,7 @@ Uploader::Uploader(std::shared_ptr<ObjectStore> store, const FsOptions& options)
 
 Result<UploadOutcome> Uploader::Upload(const std::string& key, int fd, uint64_t size,
                                        const std::string& display_name, bool no_replace,
-                                       EarlyUpload* early) {
+                                       EarlyUpload* early, std::optional<uint32_t> crc) {
   Result<ObjectInfo> r = Status::Internal("unset");
   if (early != nullptr) {
     r = early->Complete(size, /*conditional=*/true);
@@ -53,17 +53,19 @@ Result<UploadOutcome> Uploader::Upload(const std::string& key, int fd, uint64_t 
     }
   }
   if (early == nullptr) {
-    r = size >= options_.multipart_threshold ? Multipart(key, fd, size) : PutOnce(key, fd, size);
+    r = size >= options_.multipart_threshold ? Multipart(key, fd, size)
+                                             : PutOnce(key, fd, size, crc);
   }
   if (r.ok()) return UploadOutcome{std::move(r).value(), /*created=*/true};
   if (r.status().code() == StatusCode::kAlreadyExists) {
-    return OnExists(key, fd, size, display_name, no_replace);
+    return OnExists(key, fd, size, display_name, no_replace, crc);
   }
   return AsIoError(r.status(), display_name, key);
 }
 
 Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_t size,
-                                         const std::string& display_name, bool no_replace) {
+                                         const std::string& display_name, bool no_replace,
+                                         std::optional<uint32_t> known_crc) {
   // The store has already made sure the key exists (objstore/s3 checks a doubtful 412 itself);
   // what is left is the exists policy, which needs the existing object's size.
   auto head = store_->Head(key);
@@ -75,7 +77,7 @@ Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_
     // Our own PUT whose reply was lost (the retry met our object), or another writer's identical
     // bytes: the same checksum makes it ours, whatever the exists policy, and the local copy
     // may be kept.
-    Result<uint32_t> crc = SpoolCrc32c(fd, size, key);
+    Result<uint32_t> crc = known_crc ? Result<uint32_t>(*known_crc) : SpoolCrc32c(fd, size, key);
     if (crc.ok() && *crc == *head->crc32c) {
       head->key = key;
       return UploadOutcome{std::move(head).value(), /*created=*/true};
@@ -90,10 +92,15 @@ Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_
                                std::to_string(size) + ")");
 }
 
-Result<ObjectInfo> Uploader::PutOnce(const std::string& key, int fd, uint64_t size) {
+Result<ObjectInfo> Uploader::PutOnce(const std::string& key, int fd, uint64_t size,
+                                     std::optional<uint32_t> crc) {
   PutOptions opts;
   opts.if_none_match = true;
-  KVFS_ASSIGN_OR_RETURN(opts.crc32c, SpoolCrc32c(fd, size, key));
+  if (crc) {
+    opts.crc32c = crc;
+  } else {
+    KVFS_ASSIGN_OR_RETURN(opts.crc32c, SpoolCrc32c(fd, size, key));
+  }
   auto r = store_->Put(key, Body::FromFile(fd, 0, size), opts);
   if (r.ok() && r->size == 0) r->size = size;
   return r;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "fs/early_upload.h"
@@ -34,17 +35,21 @@ class Uploader {
   // (created = false) when the exists policy allows it (same size, and !no_replace), else
   // kAlreadyExists. `early`, if not null, holds parts of these bytes already sent (usable for
   // this key and size): it is completed instead of starting over, and if that fails the normal
-  // upload runs once more.
+  // upload runs once more. `crc`: the CRC32C of those bytes when the writer folded it as they
+  // were written (LocalFile); otherwise the spool is read once more to compute it.
   Result<UploadOutcome> Upload(const std::string& key, int fd, uint64_t size,
                                const std::string& display_name, bool no_replace,
-                               EarlyUpload* early = nullptr);
+                               EarlyUpload* early = nullptr,
+                               std::optional<uint32_t> crc = std::nullopt);
 
  private:
-  Result<ObjectInfo> PutOnce(const std::string& key, int fd, uint64_t size);
+  Result<ObjectInfo> PutOnce(const std::string& key, int fd, uint64_t size,
+                             std::optional<uint32_t> crc);
   Result<ObjectInfo> Multipart(const std::string& key, int fd, uint64_t size);
   // The key existed: ours (same size and checksum: created), success (created = false) or EEXIST.
   Result<UploadOutcome> OnExists(const std::string& key, int fd, uint64_t size,
-                                 const std::string& display_name, bool no_replace);
+                                 const std::string& display_name, bool no_replace,
+                                 std::optional<uint32_t> crc);
 
   const std::shared_ptr<ObjectStore> store_;
   const FsOptions options_;

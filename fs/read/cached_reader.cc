@@ -106,14 +106,14 @@ void CachedReader::FetchDrained() {
 }
 
 bool CachedReader::AdoptWritten(const std::string& key, const ObjectInfo& info,
-                                const std::string& path) {
+                                const std::string& path, std::optional<uint32_t> crc) {
   if (cache_ == nullptr) return false;
   {
     // A download of the old content must not serve new openers.
     MutexLock l(&mu_);
     fetches_.erase(key);
   }
-  return cache_->AdoptFile(key, info.size, info.etag, path);
+  return cache_->AdoptFile(key, info.size, info.etag, path, crc);
 }
 
 void CachedReader::Invalidate(const std::string& key) {

@@ -67,8 +67,8 @@ class CachedReader : public ChunkReader, private FetchOwner {
 
   Result<std::unique_ptr<ReadHandle>> Open(const std::string& key, const ObjectInfo& info) override
       EXCLUDES(mu_);
-  bool AdoptWritten(const std::string& key, const ObjectInfo& info,
-                    const std::string& path) override EXCLUDES(mu_);
+  bool AdoptWritten(const std::string& key, const ObjectInfo& info, const std::string& path,
+                    std::optional<uint32_t> crc) override EXCLUDES(mu_);
   void Invalidate(const std::string& key) override EXCLUDES(mu_);
   std::optional<LocalCopyInfo> LocalCopy(const std::string& key) override;
 

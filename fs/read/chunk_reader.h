@@ -51,9 +51,10 @@ class ChunkReader {
                                                    const ObjectInfo& info) = 0;
   // Tells the reader that `key` was just written through this mount with the bytes in file
   // `path` (a spool file, `info` as uploaded). A caching reader may take the file over (rename)
-  // so later reads are hits; it returns true if it did. The default keeps nothing.
-  virtual bool AdoptWritten(const std::string& key, const ObjectInfo& info,
-                            const std::string& path) {
+  // so later reads are hits; it returns true if it did. `crc`: the file's CRC32C when the writer
+  // folded it as it wrote (saves a pass over the file). The default keeps nothing.
+  virtual bool AdoptWritten(const std::string& key, const ObjectInfo& info, const std::string& path,
+                            std::optional<uint32_t> crc) {
     return false;
   }
   // Forgets any local copy of `key` (after unlink, or when the object changed).

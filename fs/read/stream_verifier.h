@@ -9,9 +9,9 @@
 // completes it when a byte was changed on the wire or at rest, though it may have been handed
 // earlier parts of it.
 //
-// Reads that overlap what is already folded in are trimmed to the new bytes. A read pattern that
-// cannot be folded (partial overlaps of reads not yet folded, or more than kMaxPending reads
-// ahead of a gap) is left unverified, as is an object with no recorded CRC or with `verify: off`.
+// The reads are folded by a CrcFold: reads that overlap what is already held are trimmed to the
+// new bytes. A read pattern it cannot fold (more than kMaxPending reads ahead of a gap) is left
+// unverified, as is an object with no recorded CRC or with `verify: off`.
 //
 // Thread-safe: one mutex (a leaf) guards the state. Add checksums under it (~40 us per MiB with
 // ISA-L), which is simpler than re-trimming when another read folds in meanwhile, and reads of one
@@ -19,10 +19,10 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 
+#include "cache/crc32c_fold.h"
 #include "objstore/object_store.h"
 #include "src/base/mutex.h"
 #include "src/base/status.h"
@@ -37,7 +37,7 @@ class StreamVerifier {
     kFailed,      // read whole, and did not match
     kUnverified,  // read whole with nothing to check against, or not foldable
   };
-  static constexpr size_t kMaxPending = 64;
+  static constexpr size_t kMaxPending = CrcFold::kMaxPending;
 
   // `expected`: the CRC recorded with the object when known at open (HEAD); a GET's reply may
   // tell it later (OnInfo). `enabled` false (`verify: off`): nothing is checked.
@@ -53,13 +53,7 @@ class StreamVerifier {
   Outcome outcome() const;
 
  private:
-  struct Segment {
-    uint64_t length;
-    uint32_t crc;
-  };
   Status MismatchLocked() const REQUIRES(mu_);
-  void FoldLocked() REQUIRES(mu_);
-  void GiveUpLocked() REQUIRES(mu_);
 
   const std::string key_;
   const uint64_t size_;
@@ -67,10 +61,7 @@ class StreamVerifier {
   mutable Mutex mu_;
   std::optional<uint32_t> expected_ GUARDED_BY(mu_);
   bool expected_known_ GUARDED_BY(mu_);
-  uint64_t next_ GUARDED_BY(mu_) = 0;  // [0, next_) is folded into crc_
-  uint32_t crc_ GUARDED_BY(mu_) = 0;
-  // Read, not yet contiguous with next_: disjoint, each starting after next_.
-  std::map<uint64_t, Segment> pending_ GUARDED_BY(mu_);
+  CrcFold fold_ GUARDED_BY(mu_){CrcFold::Overlap::kTrim};
   Outcome outcome_ GUARDED_BY(mu_) = Outcome::kOpen;
 };
 

@@ -21,8 +21,8 @@ class AdoptRecorder : public ChunkReader {
                                            const ObjectInfo& info) override {
     return inner_->Open(key, info);
   }
-  bool AdoptWritten(const std::string& key, const ObjectInfo& info,
-                    const std::string& path) override {
+  bool AdoptWritten(const std::string& key, const ObjectInfo& info, const std::string& path,
+                    std::optional<uint32_t> crc) override {
     adopted.insert(key);
     return false;  // the spool stays the filesystem's to delete
   }

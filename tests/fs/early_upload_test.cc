@@ -29,33 +29,18 @@ class EarlyUploadTest : public FsTestBase {
     options_.max_chunk_bytes = 1 << 20;
     Mount();
   }
-  // Creates `name` and returns its handle.
-  uint64_t Create(const std::string& name) {
-    auto cr = fs_->CreateFile(1, name, O_CREAT | O_WRONLY | O_TRUNC);
-    EXPECT_TRUE(cr.ok()) << cr.status().ToString();
-    return cr.ok() ? cr->second.fh : 0;
-  }
-  void Write(uint64_t fh, uint64_t off, const std::string& data) {
-    auto w = fs_->Write(fh, off, data.data(), data.size());
-    ASSERT_TRUE(w.ok()) << w.status().ToString();
-  }
-  Status Close(uint64_t fh) {
-    Status st = fs_->Flush(fh);
-    Status rel = fs_->Release(fh);
-    return st.ok() ? rel : st;
-  }
   MemoryStore::Counters& counts() { return mem_->counters(); }
 };
 
 TEST_F(EarlyUploadTest, PartsGoOutBeforeCloseAndTheObjectOnlyAtClose) {
   const std::string data = Bytes(3 * kPart + 100, 1);
-  uint64_t fh = Create("c");
+  uint64_t fh = CreateForWrite("c");
   // Written in pieces, as FUSE delivers one big write().
-  for (uint64_t off = 0; off < data.size(); off += 100) Write(fh, off, data.substr(off, 100));
+  for (uint64_t off = 0; off < data.size(); off += 100) WriteAt(fh, off, data.substr(off, 100));
   EXPECT_EQ(counts().create_mpu.load(), 1u);
   EXPECT_EQ(counts().upload_part.load(), 3u);  // the three whole parts, before close
   EXPECT_EQ(mem_->ObjectCount(), 0u);          // nothing visible yet
-  ASSERT_TRUE(Close(fh).ok());
+  ASSERT_TRUE(CloseHandle(fh).ok());
   EXPECT_EQ(counts().upload_part.load(), 4u);  // + the tail at close
   EXPECT_EQ(counts().complete_mpu.load(), 1u);
   EXPECT_EQ(counts().put.load(), 0u);
@@ -68,17 +53,17 @@ TEST_F(EarlyUploadTest, PiecesArrivingOutOfOrderStillSendPartsEarly) {
   // The pieces of one O_DIRECT write reach the daemon on several FUSE threads at once, in any
   // order: here each run of four 64-byte pieces arrives last to first.
   const std::string data = Bytes(3 * kPart + 64, 9);
-  uint64_t fh = Create("od");
+  uint64_t fh = CreateForWrite("od");
   constexpr uint64_t kPiece = 64;
   for (uint64_t group = 0; group < data.size(); group += 4 * kPiece) {
     for (int i = 3; i >= 0; i--) {
       const uint64_t off = group + i * kPiece;
-      if (off < data.size()) Write(fh, off, data.substr(off, kPiece));
+      if (off < data.size()) WriteAt(fh, off, data.substr(off, kPiece));
     }
   }
   EXPECT_EQ(counts().upload_part.load(), 3u);  // every whole part, before close
   EXPECT_EQ(mem_->ObjectCount(), 0u);
-  ASSERT_TRUE(Close(fh).ok());
+  ASSERT_TRUE(CloseHandle(fh).ok());
   EXPECT_EQ(counts().complete_mpu.load(), 1u);
   EXPECT_EQ(counts().abort_mpu.load(), 0u);
   EXPECT_EQ(mem_->GetObject("p/od"), data);
@@ -88,11 +73,11 @@ TEST_F(EarlyUploadTest, ScatteredWritesFallBackToTheUploadAtClose) {
   // More separate ranges past a gap than an early upload remembers: it gives up, and close
   // uploads the finished file the normal way.
   std::string data = Bytes(2 * kPart * 10, 10);
-  uint64_t fh = Create("sc");
-  for (uint64_t off = 1; off < data.size(); off += 2) Write(fh, off, data.substr(off, 1));
-  for (uint64_t off = 0; off < data.size(); off += 2) Write(fh, off, data.substr(off, 1));
+  uint64_t fh = CreateForWrite("sc");
+  for (uint64_t off = 1; off < data.size(); off += 2) WriteAt(fh, off, data.substr(off, 1));
+  for (uint64_t off = 0; off < data.size(); off += 2) WriteAt(fh, off, data.substr(off, 1));
   EXPECT_EQ(counts().upload_part.load(), 0u);
-  ASSERT_TRUE(Close(fh).ok());
+  ASSERT_TRUE(CloseHandle(fh).ok());
   EXPECT_EQ(counts().put.load(), 1u);
   EXPECT_EQ(mem_->GetObject("p/sc"), data);
   EXPECT_EQ(mem_->PendingUploadCount(), 0u);
@@ -107,12 +92,12 @@ TEST_F(EarlyUploadTest, SmallFilesStayOnePut) {
 
 TEST_F(EarlyUploadTest, RewriteBehindSentPartsUploadsTheFinalBytes) {
   std::string data = Bytes(2 * kPart + 10, 3);
-  uint64_t fh = Create("r");
-  Write(fh, 0, data);
+  uint64_t fh = CreateForWrite("r");
+  WriteAt(fh, 0, data);
   ASSERT_GE(counts().upload_part.load(), 1u);
   data[5] = 'X';  // back into part 1, already sent
-  Write(fh, 5, "X");
-  ASSERT_TRUE(Close(fh).ok());
+  WriteAt(fh, 5, "X");
+  ASSERT_TRUE(CloseHandle(fh).ok());
   EXPECT_EQ(mem_->GetObject("p/r"), data);
   EXPECT_EQ(counts().abort_mpu.load(), 1u);  // the early upload was dropped
   EXPECT_EQ(mem_->PendingUploadCount(), 0u);
@@ -120,12 +105,12 @@ TEST_F(EarlyUploadTest, RewriteBehindSentPartsUploadsTheFinalBytes) {
 
 TEST_F(EarlyUploadTest, TruncateAfterSentPartsUploadsTheFinalBytes) {
   const std::string data = Bytes(3 * kPart, 4);
-  uint64_t fh = Create("t");
-  Write(fh, 0, data);
+  uint64_t fh = CreateForWrite("t");
+  WriteAt(fh, 0, data);
   SetAttrRequest req;
   req.size = kPart + 7;
   ASSERT_TRUE(fs_->SetAttr(fs_->Lookup(1, "t")->attr.ino, req, fh).ok());
-  ASSERT_TRUE(Close(fh).ok());
+  ASSERT_TRUE(CloseHandle(fh).ok());
   EXPECT_EQ(mem_->GetObject("p/t"), data.substr(0, kPart + 7));
   EXPECT_EQ(mem_->PendingUploadCount(), 0u);
 }
@@ -134,10 +119,10 @@ TEST_F(EarlyUploadTest, PartialChunkIsRejectedAndItsUploadAborted) {
   fs_.reset();
   options_.chunk_sizes = {4 * kPart};
   Mount();
-  uint64_t fh = Create("p");
-  Write(fh, 0, Bytes(3 * kPart, 5));  // three parts sent, the chunk never completed
+  uint64_t fh = CreateForWrite("p");
+  WriteAt(fh, 0, Bytes(3 * kPart, 5));  // three parts sent, the chunk never completed
   EXPECT_EQ(counts().upload_part.load(), 3u);
-  EXPECT_EQ(ToErrno(Close(fh)), EINVAL);
+  EXPECT_EQ(ToErrno(CloseHandle(fh)), EINVAL);
   EXPECT_EQ(mem_->ObjectCount(), 0u);
   EXPECT_EQ(mem_->PendingUploadCount(), 0u);
   EXPECT_EQ(counts().abort_mpu.load(), 1u);
@@ -145,20 +130,20 @@ TEST_F(EarlyUploadTest, PartialChunkIsRejectedAndItsUploadAborted) {
 
 TEST_F(EarlyUploadTest, RenamedBeforeCloseIsStoredUnderTheNewNameOnly) {
   const std::string data = Bytes(2 * kPart + 1, 6);
-  uint64_t fh = Create("a");
-  Write(fh, 0, data);
+  uint64_t fh = CreateForWrite("a");
+  WriteAt(fh, 0, data);
   ASSERT_TRUE(fs_->Rename(1, "a", 1, "b", 0).ok());
-  ASSERT_TRUE(Close(fh).ok());
+  ASSERT_TRUE(CloseHandle(fh).ok());
   EXPECT_EQ(mem_->GetObject("p/b"), data);
   EXPECT_FALSE(mem_->GetObject("p/a").has_value());
   EXPECT_EQ(mem_->PendingUploadCount(), 0u);
 }
 
 TEST_F(EarlyUploadTest, TempFilesAreNotSentEarly) {
-  uint64_t fh = Create("x.tmp");
-  Write(fh, 0, Bytes(3 * kPart, 7));
+  uint64_t fh = CreateForWrite("x.tmp");
+  WriteAt(fh, 0, Bytes(3 * kPart, 7));
   EXPECT_EQ(counts().create_mpu.load(), 0u);
-  ASSERT_TRUE(Close(fh).ok());
+  ASSERT_TRUE(CloseHandle(fh).ok());
   ASSERT_TRUE(fs_->Rename(1, "x.tmp", 1, "x", 0).ok());
   EXPECT_EQ(mem_->GetObject("p/x"), Bytes(3 * kPart, 7));
 }
@@ -167,10 +152,10 @@ TEST_F(EarlyUploadTest, OffMeansNothingBeforeClose) {
   fs_.reset();
   options_.upload_while_writing = false;
   Mount();
-  uint64_t fh = Create("o");
-  Write(fh, 0, Bytes(3 * kPart, 8));
+  uint64_t fh = CreateForWrite("o");
+  WriteAt(fh, 0, Bytes(3 * kPart, 8));
   EXPECT_EQ(counts().upload_part.load(), 0u);
-  ASSERT_TRUE(Close(fh).ok());
+  ASSERT_TRUE(CloseHandle(fh).ok());
   EXPECT_EQ(counts().put.load(), 1u);  // below multipart_threshold: one PUT
   EXPECT_EQ(mem_->GetObject("p/o"), Bytes(3 * kPart, 8));
 }

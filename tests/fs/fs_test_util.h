@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
-#include "fs/read/direct_reader.h"
 #include "fs/errno_map.h"
 #include "fs/filesystem.h"
+#include "fs/read/direct_reader.h"
 #include "tests/fakes/memory_store.h"
 
 namespace kvfs {
@@ -39,6 +39,23 @@ class FsTestBase : public ::testing::Test {
         Filesystem::Create(store_, NewDirectReader(store_), options_, [this] { return now_; });
     ASSERT_TRUE(fs.ok()) << fs.status().ToString();
     fs_ = std::move(fs).value();
+  }
+
+  // creat(O_WRONLY|O_TRUNC) of `name` in the root: its handle (0 on failure, reported).
+  uint64_t CreateForWrite(const std::string& name) {
+    auto cr = fs_->CreateFile(1, name, O_CREAT | O_WRONLY | O_TRUNC);
+    EXPECT_TRUE(cr.ok()) << cr.status().ToString();
+    return cr.ok() ? cr->second.fh : 0;
+  }
+  void WriteAt(uint64_t fh, uint64_t off, const std::string& data) {
+    auto w = fs_->Write(fh, off, data.data(), data.size());
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+  }
+  // close(): flush, then release; the first error.
+  Status CloseHandle(uint64_t fh) {
+    Status st = fs_->Flush(fh);
+    Status rel = fs_->Release(fh);
+    return st.ok() ? rel : st;
   }
 
   // open(O_CREAT|O_WRONLY|O_TRUNC) + write + close. Returns the close (flush) status.

@@ -111,9 +111,9 @@ TEST_F(ReadFdTest, KeepAliveHoldsTheFdPastRelease) {
 TEST_F(ReadFdTest, ReplacedObjectIsStaleOnceThenTheNewObjectIsRead) {
   MountCached();
   const std::string old_bytes = Pattern(100 << 10), new_bytes(100 << 10, 'n');
-  mem_->PutObject("p/s.bin", old_bytes);  // another node's object
+  mem_->PutObject("p/s.bin", old_bytes);      // another node's object
   ASSERT_TRUE(fs_->Lookup(1, "s.bin").ok());  // its ETag is now in the metadata cache
-  mem_->PutObject("p/s.bin", new_bytes);  // replaced in the store: the cached ETag is stale
+  mem_->PutObject("p/s.bin", new_bytes);      // replaced in the store: the cached ETag is stale
   OpenResult o = Open("s.bin", O_RDONLY);
   EXPECT_EQ(fs_->ReadFd(o.fh, 0, 4096).status().code(), StatusCode::kPreconditionFailed);
   ASSERT_TRUE(fs_->Release(o.fh).ok());

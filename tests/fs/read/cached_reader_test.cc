@@ -325,7 +325,7 @@ TEST(CachedReaderNoCacheTest, WithoutACacheEverythingStreams) {
   auto h = reader.Open("k", *mem->Head("k"));
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(ReadWhole(h->get(), 300000), Pattern(300000, 1));
-  EXPECT_FALSE(reader.AdoptWritten("k", *mem->Head("k"), "/nonexistent"));
+  EXPECT_FALSE(reader.AdoptWritten("k", *mem->Head("k"), "/nonexistent", std::nullopt));
 }
 
 TEST_F(CachedReaderTest, AdoptedWriteIsAHitAndInvalidateForgetsIt) {
@@ -335,7 +335,7 @@ TEST_F(CachedReaderTest, AdoptedWriteIsAHitAndInvalidateForgetsIt) {
   ObjectInfo info = Put("written", data);
   const std::string spool = cache_->spool_dir() + "/w1";
   testing::WriteFile(spool, data);
-  ASSERT_TRUE(reader->AdoptWritten("written", info, spool));
+  ASSERT_TRUE(reader->AdoptWritten("written", info, spool, std::nullopt));
   {
     auto h = reader->Open("written", info);
     ASSERT_TRUE(h.ok());

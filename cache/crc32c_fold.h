@@ -1,0 +1,56 @@
+// CrcFold: the CRC32C of bytes [0, n) of a file or object, built from the pieces it is written or
+// read in, in whatever order they come (the kernel sends the pieces of one large read or O_DIRECT
+// write to several FUSE threads at once). Each piece is checksummed when it arrives, while it is
+// still in the CPU cache, and combined (Crc32cCombine) once the pieces before it are in - so the
+// bytes never need a second pass.
+//
+// Pieces that overlap what is already held are trimmed to their new bytes (kTrim: reads, where
+// the same offset always holds the same byte), or make the fold give up (kInvalidate: writes,
+// where a rewrite changes bytes already folded). It also gives up when more than kMaxPending
+// pieces wait ahead of a gap. After giving up, valid() is false for good (until Reset).
+//
+// Not thread-safe: the owner serializes calls (StreamVerifier's mutex, LocalFile's).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+
+namespace kvfs {
+
+class CrcFold {
+ public:
+  enum class Overlap { kTrim, kInvalidate };
+  static constexpr size_t kMaxPending = 64;
+
+  explicit CrcFold(Overlap overlap) : overlap_(overlap) {}
+
+  // Bytes [offset, offset + n) are `data`.
+  void Add(uint64_t offset, const char* data, uint64_t n);
+  // Starts over (a file truncated to nothing).
+  void Reset();
+  void Invalidate();
+
+  bool valid() const { return valid_; }
+  // Bytes [0, contiguous()) are folded into crc(); pieces past a gap are not.
+  uint64_t contiguous() const { return next_; }
+  uint32_t crc() const { return crc_; }
+  // The CRC of exactly [0, size) when every piece of it, and nothing past it, was added.
+  bool CrcOf(uint64_t size, uint32_t* crc) const;
+
+ private:
+  struct Segment {
+    uint64_t length;
+    uint32_t crc;
+  };
+  void Fold();
+
+  const Overlap overlap_;
+  bool valid_ = true;
+  uint64_t next_ = 0;
+  uint32_t crc_ = 0;
+  // Added, not yet contiguous with next_: disjoint, each starting after next_.
+  std::map<uint64_t, Segment> pending_;
+};
+
+}  // namespace kvfs
