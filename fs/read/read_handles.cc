@@ -85,10 +85,12 @@ StreamHandle::StreamHandle(std::shared_ptr<ObjectStore> store, ObjectInfo info,
       verifier_(info_.key, info_.size, info_.crc32c, verify) {}
 
 StreamHandle::~StreamHandle() {
-  StreamVerifier::Outcome o = verifier_.outcome();
-  if (served_ && o != StreamVerifier::Outcome::kVerified && o != StreamVerifier::Outcome::kFailed) {
-    counters_->unverified++;
-  }
+  // Bytes handed out that were never checked as a whole (a partial read).
+  if (served_ && verifier_.outcome() == StreamVerifier::Outcome::kOpen) CountUnverified();
+}
+
+void StreamHandle::CountUnverified() {
+  if (!unverified_counted_.exchange(true)) counters_->unverified++;
 }
 
 Result<uint64_t> StreamHandle::Read(uint64_t offset, uint64_t size, char* buf) {
@@ -107,6 +109,9 @@ Result<uint64_t> StreamHandle::Read(uint64_t offset, uint64_t size, char* buf) {
     return Counted<uint64_t>(st, counters_);
   }
   if (*r > 0) served_ = true;
+  // Counted when it is known, before the read returns: read whole with nothing to check against
+  // (or `verify: off`), or a read pattern the verifier gave up on.
+  if (verifier_.outcome() == StreamVerifier::Outcome::kUnverified) CountUnverified();
   return r;
 }
 

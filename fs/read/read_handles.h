@@ -64,6 +64,8 @@ class StreamHandle : public ReadHandle {
   Result<uint64_t> Read(uint64_t offset, uint64_t size, char* buf) override;
 
  private:
+  void CountUnverified();  // once per handle
+
   const std::shared_ptr<ObjectStore> store_;
   const ObjectInfo info_;
   const RangedGetOptions opts_;
@@ -71,6 +73,7 @@ class StreamHandle : public ReadHandle {
   StreamVerifier verifier_;
   std::atomic<bool> served_{false};    // some bytes were handed out
   std::atomic<bool> reported_{false};  // a mismatch was logged and counted
+  std::atomic<bool> unverified_counted_{false};
 };
 
 }  // namespace kvfs

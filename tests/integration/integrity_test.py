@@ -95,7 +95,7 @@ def run(ctx, script):
         ok("streamed read with a flipped byte: EIO before the chunk completes")
         store.recover()
         assert read_direct(path_d) == data, "streamed read after the wire is clean again"
-        s = d.stats()
+        s = d.stats()  # an unverified whole read is counted before its last read returns
         assert s["kvfs_downloads_unverified"] == 0, "streamed read not verified: %s" % s
         ok("wire clean again: the streamed read returns the chunk's bytes, verified")
         for n in (a, b, c, d):
