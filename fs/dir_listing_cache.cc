@@ -104,7 +104,10 @@ void DirListingCache::ListDir(const std::string& dir) {
       failed = page.status();
       break;
     }
-    for (const ObjectInfo& o : page->objects) names->insert(o.key);
+    for (const ObjectInfo& o : page->objects) {
+      names->insert(o.key);
+      if (options_.on_object) options_.on_object(o);
+    }
     // A directory is looked up by its key without the trailing '/'.
     for (const std::string& p : page->common_prefixes) names->insert(p.substr(0, p.size() - 1));
     failed = guard.AfterPage(names->size(), page->truncated);

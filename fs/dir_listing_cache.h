@@ -22,6 +22,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -40,6 +41,8 @@ class DirListingCache {
     std::chrono::seconds ttl{30};   // 0: off
     size_t max_entries = 100000;    // larger directories are not listed
     int misses_before_listing = 8;  // misses in one directory within a TTL that trigger a listing
+    // Told of every object a listing finds (outside the lock), e.g. to learn chunk sizes.
+    std::function<void(const ObjectInfo&)> on_object;
   };
 
   DirListingCache(std::shared_ptr<ObjectStore> store, Options options, SteadyClock clock = {});

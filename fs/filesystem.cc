@@ -37,7 +37,14 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
       uploader_(store_, options_),
       meta_(std::chrono::seconds(options_.metadata_ttl_secs), options_.metadata_cache_max_entries,
             clock),
-      listings_(store_, {.ttl = std::chrono::seconds(options_.metadata_ttl_secs)}, clock),
+      learnt_sizes_(options_.learn_chunk_sizes && options_.chunk_sizes.empty()),
+      listings_(store_,
+                {.ttl = std::chrono::seconds(options_.metadata_ttl_secs),
+                 .on_object =
+                     [this](const ObjectInfo& o) {
+                       if (learnt_sizes_.enabled()) learnt_sizes_.Observe(o.key, o.size);
+                     }},
+                clock),
       revalidator_(store_, &meta_, reader_.get(), options_.revalidate_timeout_ms),
       exiting_(ProcMatchesOwnPid() ? ExitingFn(ProcessIsExiting) : nullptr) {
   if (!exiting_) {
@@ -135,6 +142,7 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool*
   if (head.ok()) {
     head->key = key;
     meta_.PutFile(*head);
+    learnt_sizes_.Observe(key, head->size);
     node.kind = MetaEntry::kFile;
     node.info = *head;
     return node;

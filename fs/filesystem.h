@@ -58,6 +58,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fs/chunk_size_learner.h"
 #include "fs/dir_listing_cache.h"
 #include "fs/fs_options.h"
 #include "fs/inode_table.h"
@@ -247,12 +248,13 @@ class Filesystem {
   Uploader uploader_;
   InodeTable inodes_;
   MetaCache meta_;
-  DirListingCache listings_;  // negative lookups from a recent directory listing
-  Revalidator revalidator_;   // background checks of names answered from local copies
-  InvalidateFn invalidate_;   // set before the session starts
-  ExitingFn exiting_;         // set before the session starts
-  LocalFiles local_files_;    // what each key being written shows
-  LocalDirs local_dirs_;      // directories made here that hold no object yet
+  ChunkSizeLearner learnt_sizes_;  // whole-chunk sizes from the store (learn_chunk_sizes)
+  DirListingCache listings_;       // negative lookups from a recent directory listing
+  Revalidator revalidator_;        // background checks of names answered from local copies
+  InvalidateFn invalidate_;        // set before the session starts
+  ExitingFn exiting_;              // set before the session starts
+  LocalFiles local_files_;         // what each key being written shows
+  LocalDirs local_dirs_;           // directories made here that hold no object yet
 
   mutable Mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Handle>> handles_ GUARDED_BY(mu_);

@@ -40,6 +40,7 @@ Result<uint64_t> Filesystem::OpenDir(uint64_t ino) {
       if (!name) continue;  // a marker or a key that is not a valid encoded name: hidden
       names.emplace(*name, false);
       meta_.PutFile(obj);  // scandir + stat then costs no request
+      learnt_sizes_.Observe(obj.key, obj.size);
     }
     for (auto& cp : page->common_prefixes) {
       if (!options_.subdirectories) break;

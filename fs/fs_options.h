@@ -38,6 +38,9 @@ struct FsOptions {
   std::string key_prefix;
   // Sizes a whole chunk may have. Empty: every non-empty file is whole.
   std::vector<uint64_t> chunk_sizes;
+  // With chunk_sizes empty: a chunk smaller than the largest object in the store whose name has
+  // the same pattern is partial (ChunkSizeLearner). For engines that save full chunks only.
+  bool learn_chunk_sizes = false;
   // Largest file that may be written; writes or truncates past it fail with EFBIG.
   uint64_t max_chunk_bytes = 256ull << 20;
   // Files of at least this size are uploaded as multipart, in parts of multipart_part_size.

@@ -11,7 +11,8 @@ namespace kvfs {
 Result<std::shared_ptr<LocalFile>> Filesystem::NewLocal(const std::vector<std::string>& path,
                                                         const std::string& key, uint64_t parent,
                                                         bool created) {
-  LocalFile::Env env{&options_, store_.get(), &uploader_, reader_.get(), &local_files_};
+  LocalFile::Env env{&options_,     store_.get(),  &uploader_,
+                     reader_.get(), &local_files_, &learnt_sizes_};
   LocalFile::Place place{key, Display(path), parent, path.back()};
   return LocalFile::Create(env, std::move(place), IsTempName(path.back()), created);
 }
@@ -37,6 +38,7 @@ void Filesystem::Apply(const LocalFile::Outcome& out) {
 
 void Filesystem::Published(const ObjectInfo& info) {
   meta_.PutFile(info);
+  learnt_sizes_.Observe(info.key, info.size);
   // Directories made here exist in the store from now on (as the prefix of this key); they stay
   // cached as directories for the TTL, as mkdir left them.
   for (const std::string& dir : local_dirs_.Filled(info.key)) meta_.PutDir(dir);

@@ -66,10 +66,21 @@ void LocalFile::DirtyLocked() {
   }
 }
 
-Status LocalFile::CheckWholeLocked(uint64_t size, const std::string& display) const {
+Status LocalFile::CheckWholeLocked(uint64_t size, const Place& place) const {
+  const std::string& display = place.display;
   const auto& sizes = env_.options->chunk_sizes;
   bool whole =
       sizes.empty() ? size > 0 : std::find(sizes.begin(), sizes.end(), size) != sizes.end();
+  if (whole && sizes.empty() && env_.learnt_sizes != nullptr) {
+    env_.learnt_sizes->Probe(place.key, env_.store);
+    if (auto learnt = env_.learnt_sizes->Lookup(place.key); learnt && size < learnt->size) {
+      return Status::InvalidArgument("rejected '" + display + "': " + std::to_string(size) +
+                                     " bytes is not a whole chunk: names like '" +
+                                     ChunkSizeLearner::PatternOf(place.key) + "' hold " +
+                                     std::to_string(learnt->size) + "-byte chunks (e.g. '" +
+                                     learnt->from_key + "'; learn_chunk_sizes)");
+    }
+  }
   if (whole) return Status::OK();
   std::string allowed;
   for (uint64_t s : sizes) allowed += (allowed.empty() ? "" : ", ") + std::to_string(s);
@@ -219,7 +230,7 @@ LocalFile::Outcome LocalFile::CommitLocked() {
   }
   // kAbandoned: a live process that shares the descriptor closes it after the dying one did.
   if ((state_ != State::kDirty && state_ != State::kAbandoned) || temp_) return out;
-  Status st = CheckWholeLocked(size_, place_.display);
+  Status st = CheckWholeLocked(size_, place_);
   // Parts sent while writing serve only if they still match this key and these bytes; otherwise
   // the early upload is aborted here (reset) and the spool uploads the normal way.
   if (early_ && !(st.ok() && early_->key() == place_.key && early_->Usable(size_))) {
@@ -300,7 +311,7 @@ LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace
     // Upload under the final name; the rename returns only when the object is durable. On
     // failure the source stays as it was (POSIX: a failed rename changes nothing).
     early_.reset();  // parts sent under the old name
-    Status st = CheckWholeLocked(size_, dst.display);
+    Status st = CheckWholeLocked(size_, dst);
     if (st.ok()) {
       auto up = env_.uploader->Upload(dst.key, fd_, size_, dst.display, no_replace,
                                       /*early=*/nullptr, SpoolCrcLocked());

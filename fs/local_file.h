@@ -34,6 +34,7 @@
 #include <string>
 
 #include "cache/crc32c_fold.h"
+#include "fs/chunk_size_learner.h"
 #include "fs/early_upload.h"
 #include "fs/fs_options.h"
 #include "fs/local_files.h"
@@ -69,6 +70,7 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
     Uploader* uploader = nullptr;
     ChunkReader* reader = nullptr;
     LocalFiles* files = nullptr;
+    ChunkSizeLearner* learnt_sizes = nullptr;  // may be null (tests)
   };
   // What a transition did, for Filesystem's own bookkeeping (metadata cache, inodes, kernel).
   struct Outcome {
@@ -145,7 +147,7 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   void DirtyLocked() REQUIRES(mu_);
   void SetSizeLocked(uint64_t s) REQUIRES(mu_);
   // The whole-chunk rule (chunk_sizes).
-  Status CheckWholeLocked(uint64_t size, const std::string& display) const REQUIRES(mu_);
+  Status CheckWholeLocked(uint64_t size, const Place& place) const REQUIRES(mu_);
   // The last handle went away in kCommitted: hand the spool to the reader if the object holds
   // these very bytes.
   void MaybeAdoptLocked() REQUIRES(mu_);

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -33,7 +34,6 @@ const std::set<std::string, std::less<>>& IgnoredLmcacheKeys() {
                                                           "local_disk",
                                                           "max_local_disk_size",
                                                           "remote_serde",
-                                                          "save_unfull_chunk",
                                                           "enable_async_loading",
                                                           "local_device",
                                                           "save_decode_cache",
@@ -140,6 +140,8 @@ class FileParser {
         KVFS_RETURN_IF_ERROR(Add(kLmcacheSource, "source", value, name));
       } else if (name == "blocking_timeout_secs") {
         KVFS_RETURN_IF_ERROR(AddSeconds("blocking_timeout", value, name));
+      } else if (name == "save_unfull_chunk") {
+        KVFS_RETURN_IF_ERROR(AddSaveUnfullChunk(value, name));
       } else if (IgnoredLmcacheKeys().count(name) != 0) {
         continue;
       } else {
@@ -305,6 +307,20 @@ class FileParser {
     if (!ms || *ms <= 0) return Error(display, "'" + raw.scalar + "' is not a number of seconds");
     raw.scalar = std::to_string((*ms + 999) / 1000);
     entries_.push_back(Entry{kLmcacheKey, FindConfigKey(key_name), raw, display});
+    return Status::OK();
+  }
+
+  // LMCache's save_unfull_chunk: false means every chunk it writes is full, so the whole-chunk
+  // size can be learnt from the store (learn_chunk_sizes); true (its default) saves a shorter
+  // last chunk of a prompt, which learning would reject.
+  Status AddSaveUnfullChunk(const YAML::Node& value, const std::string& display) {
+    RawValue raw;
+    std::string reason = ToRaw(value, &raw);
+    std::optional<bool> save =
+        reason.empty() && !raw.is_list ? ParseBool(raw.scalar) : std::nullopt;
+    if (!save) return Error(display, "'" + raw.scalar + "' is not true or false");
+    raw.scalar = *save ? "false" : "true";
+    entries_.push_back(Entry{kLmcacheKey, FindConfigKey("learn_chunk_sizes"), raw, display});
     return Status::OK();
   }
 

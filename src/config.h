@@ -56,7 +56,8 @@ struct KvfsConfig {
   bool verify = true;
 
   // --- Chunk files and names ---
-  std::vector<uint64_t> chunk_sizes;      // allowed whole-chunk sizes; empty: any non-empty size
+  std::vector<uint64_t> chunk_sizes;  // allowed whole-chunk sizes; empty: any non-empty size
+  bool learn_chunk_sizes = false;  // FsOptions::learn_chunk_sizes; LMCache save_unfull_chunk: false
   uint64_t max_chunk_bytes = 256 * kMiB;  // a write past this size fails with EFBIG
   std::vector<std::string> temp_patterns = DefaultTempPatterns();  // fnmatch, kept local
   UnlinkPolicy unlink_policy = UnlinkPolicy::kRemote;

@@ -129,6 +129,8 @@ std::vector<ConfigKey> BuildTable() {
   // Chunks and names.
   t.push_back(SizeListKey(
       "chunk_sizes", [](KvfsConfig & c) -> auto& { return c.chunk_sizes; }));
+  t.push_back(BoolKey(
+      "learn_chunk_sizes", [](KvfsConfig & c) -> auto& { return c.learn_chunk_sizes; }));
   t.push_back(SizeKey(
       "max_chunk_bytes", [](KvfsConfig & c) -> auto& { return c.max_chunk_bytes; }, 1, kMaxSize));
   t.push_back(StringListKey(

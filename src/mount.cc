@@ -31,6 +31,10 @@ FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix) {
   FsOptions o;
   o.key_prefix = key_prefix;
   o.chunk_sizes = c.chunk_sizes;
+  o.learn_chunk_sizes = c.learn_chunk_sizes;
+  if (c.learn_chunk_sizes && !c.chunk_sizes.empty()) {
+    spdlog::warn("kvfs: learn_chunk_sizes has no effect: chunk_sizes is set, and it wins");
+  }
   o.max_chunk_bytes = c.max_chunk_bytes;
   o.multipart_threshold = c.multipart_threshold;
   o.multipart_part_size = c.multipart_part_size;

@@ -51,6 +51,24 @@ TEST(LmcacheConfigTest, BasicV2UsesMinOfConcurrencyAndInflight) {
   EXPECT_EQ(mixed->s3.max_inflight, 32);
 }
 
+TEST(LmcacheConfigTest, SaveUnfullChunkFalseLearnsChunkSizes) {
+  auto full_only = ParseConfig("chunk_size: 256\nsave_unfull_chunk: false\n", "lm.yaml");
+  ASSERT_TRUE(full_only.ok()) << full_only.status().ToString();
+  EXPECT_TRUE(full_only->learn_chunk_sizes);
+  auto unfull = ParseConfig("save_unfull_chunk: true\n", "lm.yaml");
+  ASSERT_TRUE(unfull.ok());
+  EXPECT_FALSE(unfull->learn_chunk_sizes);
+  EXPECT_FALSE(ParseConfig("chunk_size: 256\n", "lm.yaml")->learn_chunk_sizes);  // off unless asked
+  // kvfs's own key wins over LMCache's in one file.
+  auto both = ParseConfig("save_unfull_chunk: false\nlearn_chunk_sizes: false\n", "lm.yaml");
+  ASSERT_TRUE(both.ok());
+  EXPECT_FALSE(both->learn_chunk_sizes);
+  auto bad = ParseConfig("save_unfull_chunk: maybe\n", "lm.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("save_unfull_chunk"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(LmcacheConfigTest, S3ExpressV1) {
   KvfsConfig c = Load("lmcache_v1_s3express.yaml");
   EXPECT_EQ(c.s3.bucket, "{BUCKET_NAME}");

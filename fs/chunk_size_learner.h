@@ -1,0 +1,74 @@
+// ChunkSizeLearner: the size whole chunks have, learnt per name pattern from the objects the
+// store holds, so that whole-chunk checking needs no byte sizes computed by hand.
+//
+// An engine that saves full chunks only (LMCache `save_unfull_chunk: false`) writes every chunk of
+// one model, rank and dtype with the same number of bytes, and its file names differ only in the
+// content hash. A chunk closed with fewer bytes than the largest object of its pattern is partial
+// (a writer that closed after a failed or interrupted write) and is rejected. The largest size,
+// not the first or the most common, is the rule: a partial object already in the store (left by
+// an older daemon or another tool) can then never make whole chunks look wrong, and the first
+// whole chunk of a pattern teaches the rest.
+//
+// The pattern of a key (PatternOf): every run of at least 12 hex digits (the content hash, in hex
+// or decimal) becomes '*', and every directory of at most 4 hex digits that is a piece of the file
+// name (the fan-out levels of llm-d and LMCache GDS) becomes '*'. Model names, ranks (LMCache MP's
+// 0x%08x), dtypes and suffixes stay, so each model, rank and dtype is learnt on its own.
+//
+// Sizes are learnt from what the filesystem sees anyway (lookups, listings, its own uploads), and,
+// the first time a chunk of a pattern nothing is known about is closed, from one LIST page of up
+// to kProbeKeys keys under the name's literal prefix (the key up to its hash): so the first chunk
+// a fresh node writes is checked too, at the cost of one request per pattern. Bounded: at most
+// max_patterns patterns; past that an arbitrary one is forgotten.
+//
+// Thread-safety: thread-safe (one internal mutex, a leaf lock).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "objstore/object_store.h"
+#include "src/base/mutex.h"
+#include "src/base/thread_annotations.h"
+
+namespace kvfs {
+
+class ChunkSizeLearner {
+ public:
+  struct Learnt {
+    uint64_t size = 0;     // the largest object seen with this pattern
+    std::string from_key;  // one object of that size, for messages
+  };
+
+  // enabled false: Observe does nothing and Lookup finds nothing.
+  explicit ChunkSizeLearner(bool enabled, size_t max_patterns = 4096);
+
+  static std::string PatternOf(std::string_view key);
+
+  bool enabled() const { return enabled_; }
+
+  // An object `key` of `size` bytes exists in the store (seen there, or just uploaded).
+  void Observe(std::string_view key, uint64_t size) EXCLUDES(mu_);
+
+  // What is known about chunks named like `key`.
+  std::optional<Learnt> Lookup(std::string_view key) const EXCLUDES(mu_);
+
+  // Asks the store, once per pattern, about a pattern nothing is known about (see above). A
+  // failed LIST is only logged: the close goes on as with nothing learnt, and asks again next time.
+  void Probe(std::string_view key, ObjectStore* store) EXCLUDES(mu_);
+
+  // The key up to its first hashed part: where a probe lists.
+  static std::string_view LiteralPrefix(std::string_view key);
+
+  static constexpr int kProbeKeys = 200;
+
+ private:
+  const bool enabled_;
+  const size_t max_patterns_;
+  mutable Mutex mu_;
+  std::unordered_map<std::string, Learnt> by_pattern_ GUARDED_BY(mu_);
+};
+
+}  // namespace kvfs
