@@ -6,6 +6,7 @@
 #include "src/config_keys.h"
 #include "src/config_values.h"
 #include "src/config_warnings.h"
+#include "src/store_factory.h"
 
 namespace kvfs {
 namespace {
@@ -44,9 +45,16 @@ Status ValidateConfig(const KvfsConfig& c) {
 std::string DumpConfig(const KvfsConfig& config) {
   YAML::Emitter out;
   out << YAML::BeginMap;
+  std::string unset;  // keys whose absence means something: shown as comments
   for (const ConfigKey& key : ConfigKeys()) {
     if (!key.get) continue;
     RawValue v = key.get(config);
+    // A region written out would be a region given: the bucket's own would no longer be asked
+    // for when the dump is loaded again.
+    if (key.name == "region" && !config.region_set) {
+      unset += "# region: " + v.scalar + " (not given: the default)\n";
+      continue;
+    }
     out << YAML::Key << key.name << YAML::Value;
     if (v.is_list) {
       out << YAML::Flow << YAML::BeginSeq;
@@ -61,8 +69,15 @@ std::string DumpConfig(const KvfsConfig& config) {
   for (const std::string& file : config.config_files) text += "# read from " + file + "\n";
   if (config.source.rfind("file://", 0) != 0) {
     text += "# credentials from " + s3::DescribeCredentialSource(config.s3) + "\n";
+    // What the keys below resolve to (AWS defaults, directory buckets), as the mount uses them.
+    S3Options s3 = EffectiveS3Options(config);
+    text += "# store: " + (s3.endpoint.empty() ? "AWS's regional endpoint" : s3.endpoint) +
+            ", region " + s3.region + (s3.discover_region ? " (or the bucket's own)" : "") +
+            (s3.path_style ? ", path-style" : ", virtual-hosted") +
+            (s3.s3express ? ", S3 Express sessions" : "") + "\n";
   }
   for (const std::string& w : SecurityWarnings(config)) text += "# warning: " + w + "\n";
+  text += unset;
   return text + out.c_str() + "\n";
 }
 

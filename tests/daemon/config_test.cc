@@ -293,7 +293,9 @@ TEST(ConfigTest, DumpRoundTrips) {
   // Every key is in the dump, but path_style: shown as `addressing`.
   for (const std::string& key : ConfigKeyNames()) {
     if (key == "path_style") continue;
-    EXPECT_NE(("\n" + dump).find("\n" + key + ":"), std::string::npos) << key;
+    // A region not given is shown as a comment: loading the dump must not make it given.
+    const std::string shown = key == "region" ? "\n# region:" : "\n" + key + ":";
+    EXPECT_NE(("\n" + dump).find(shown), std::string::npos) << key;
   }
 }
 

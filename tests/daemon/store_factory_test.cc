@@ -57,6 +57,35 @@ TEST(StoreFactoryTest, S3ExpressEndpointInferred) {
   EXPECT_EQ(EffectiveS3Options(plain).endpoint, "");
 }
 
+TEST(StoreFactoryTest, S3ExpressRegionFromTheZoneIdWhenNotGiven) {
+  struct Case {
+    const char* bucket;
+    const char* endpoint;
+  } cases[] = {
+      {"s3://kv--usw2-az1--x-s3/p", "https://s3express-usw2-az1.us-west-2.amazonaws.com"},
+      {"s3://kv--apne1-az4--x-s3/p", "https://s3express-apne1-az4.ap-northeast-1.amazonaws.com"},
+      {"s3://kv--euc1-az2--x-s3/p", "https://s3express-euc1-az2.eu-central-1.amazonaws.com"},
+      {"s3://kv--use1-az4--x-s3/p", "https://s3express-use1-az4.us-east-1.amazonaws.com"},
+      {"s3://kv--usgw1-az1--x-s3/p", "https://s3express-usgw1-az1.us-gov-west-1.amazonaws.com"},
+  };
+  for (const Case& c : cases) {
+    KvfsConfig config;
+    ASSERT_TRUE(ApplySourceUrl(c.bucket, false, &config).ok());
+    S3Options s3 = EffectiveS3Options(config);
+    EXPECT_EQ(s3.endpoint, c.endpoint) << c.bucket;
+    EXPECT_FALSE(s3.discover_region);
+  }
+  // A region that is given wins (an endpoint of its own is the user's business).
+  KvfsConfig given;
+  ASSERT_TRUE(ApplySourceUrl("s3://kv--usw2-az1--x-s3/p", false, &given).ok());
+  ASSERT_TRUE(ApplyConfigValue("region", "us-west-2", "test", &given).ok());
+  EXPECT_EQ(EffectiveS3Options(given).region, "us-west-2");
+  // A zone ID of another form leaves the region alone.
+  KvfsConfig odd;
+  ASSERT_TRUE(ApplySourceUrl("s3://kv--zone9--x-s3/p", false, &odd).ok());
+  EXPECT_EQ(EffectiveS3Options(odd).region, KvfsConfig{}.s3.region);
+}
+
 TEST(StoreFactoryTest, RegionIsDiscoveredOnlyOnAwsWhenNotGiven) {
   KvfsConfig config;
   ASSERT_TRUE(ApplySourceUrl("s3://ordinary/p", false, &config).ok());
