@@ -74,6 +74,7 @@ std::string ChunkSizeLearner::PatternOf(std::string_view key) {
 void ChunkSizeLearner::Observe(std::string_view key, uint64_t size) {
   if (!enabled_ || size == 0) return;
   std::string pattern = PatternOf(key);
+  if (pattern == key) return;  // no hash in the name: nothing to share a size with
   MutexLock l(&mu_);
   auto it = by_pattern_.find(pattern);
   if (it != by_pattern_.end()) {
@@ -87,6 +88,7 @@ void ChunkSizeLearner::Observe(std::string_view key, uint64_t size) {
 std::optional<ChunkSizeLearner::Learnt> ChunkSizeLearner::Lookup(std::string_view key) const {
   if (!enabled_) return std::nullopt;
   std::string pattern = PatternOf(key);
+  if (pattern == key) return std::nullopt;
   MutexLock l(&mu_);
   auto it = by_pattern_.find(pattern);
   if (it == by_pattern_.end() || it->second.size == 0) return std::nullopt;  // 0: probed, empty
@@ -114,6 +116,7 @@ std::string_view ChunkSizeLearner::LiteralPrefix(std::string_view key) {
 void ChunkSizeLearner::Probe(std::string_view key, ObjectStore* store) {
   if (!enabled_ || store == nullptr) return;
   std::string pattern = PatternOf(key);
+  if (pattern == key) return;  // a name without a hash is not checked: no request for it
   {
     MutexLock l(&mu_);
     if (by_pattern_.count(pattern) != 0) return;  // known, or already asked

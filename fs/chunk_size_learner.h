@@ -12,7 +12,8 @@
 // The pattern of a key (PatternOf): every run of at least 12 hex digits (the content hash, in hex
 // or decimal) becomes '*', and every directory of at most 4 hex digits that is a piece of the file
 // name (the fan-out levels of llm-d and LMCache GDS) becomes '*'. Model names, ranks (LMCache MP's
-// 0x%08x), dtypes and suffixes stay, so each model, rank and dtype is learnt on its own.
+// 0x%08x), dtypes and suffixes stay, so each model, rank and dtype is learnt on its own. A name
+// without a hash is its own pattern and is not checked (no size to share, no request made).
 //
 // Sizes are learnt from what the filesystem sees anyway (lookups, listings, its own uploads), and,
 // the first time a chunk of a pattern nothing is known about is closed, from one LIST page of up

@@ -145,6 +145,13 @@ TEST_F(LearnChunkSizesTest, RenameOfAShortTempFileOntoAChunkNameIsRejected) {
   EXPECT_FALSE(mem_->GetObject("p/" + Name('b')).has_value());
 }
 
+TEST_F(LearnChunkSizesTest, NamesWithoutAHashAreNotCheckedAndCostNoRequest) {
+  Mount();
+  ASSERT_TRUE(WriteFile("chunk-0001.bin", std::string(16, 'A')).ok());
+  EXPECT_TRUE(WriteFile("chunk-0002.bin", std::string(8, 'B')).ok());
+  EXPECT_EQ(mem_->counters().list.load(), 0u);
+}
+
 TEST_F(LearnChunkSizesTest, OffByDefaultAndExplicitChunkSizesWin) {
   options_.learn_chunk_sizes = false;
   Mount();
