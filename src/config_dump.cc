@@ -6,7 +6,7 @@
 #include "src/config_keys.h"
 #include "src/config_values.h"
 #include "src/config_warnings.h"
-#include "src/store_factory.h"
+#include "src/s3_resolve.h"
 
 namespace kvfs {
 namespace {

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "objstore/object_store.h"
-#include "objstore/s3/s3_options.h"
 #include "src/base/status.h"
 #include "src/config.h"
 
@@ -21,10 +20,5 @@ struct StoreAndPrefix {
 
 // kInvalidArgument when the config names no source; otherwise the store factories' errors.
 Result<StoreAndPrefix> OpenStore(const KvfsConfig& config);
-
-// The S3 options OpenStore uses: config.s3 plus what can be inferred, e.g. the zonal endpoint of
-// an S3 Express directory bucket ("name--use1-az4--x-s3" in region us-east-1 ->
-// https://s3express-use1-az4.us-east-1.amazonaws.com, virtual-hosted).
-S3Options EffectiveS3Options(const KvfsConfig& config);
 
 }  // namespace kvfs

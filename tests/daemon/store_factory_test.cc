@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "src/s3_resolve.h"
 #include "tests/support/s3_admin.h"
 
 namespace kvfs {
