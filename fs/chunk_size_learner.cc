@@ -22,32 +22,53 @@ bool IsFanoutDir(std::string_view comp, bool last, std::string_view file_name) {
          file_name.find(comp) != std::string_view::npos;
 }
 
-std::string_view FileName(std::string_view key) {
-  size_t slash = key.rfind('/');
-  return slash == std::string_view::npos ? key : key.substr(slash + 1);
-}
+// A key's pattern, and where its first hashed part starts (the literal prefix a probe lists).
+struct Parsed {
+  std::string pattern;
+  size_t literal_end = 0;
+  bool hashed = false;  // some part became '*': the name can share a size with others
+};
 
-void AppendComponent(std::string_view comp, bool last, std::string_view file_name,
-                     std::string* out) {
-  if (IsFanoutDir(comp, last, file_name)) {
-    out->push_back('*');
-    return;
-  }
-  size_t i = 0;
-  while (i < comp.size()) {
-    if (!IsHex(comp[i])) {
-      out->push_back(comp[i++]);
-      continue;
-    }
-    size_t j = i;
-    while (j < comp.size() && IsHex(comp[j])) ++j;
-    if (j - i >= kMinHashRun) {
-      out->push_back('*');
+Parsed Parse(std::string_view key) {
+  Parsed p;
+  p.pattern.reserve(key.size());
+  const size_t slash_at = key.rfind('/');
+  const std::string_view file_name =
+      slash_at == std::string_view::npos ? key : key.substr(slash_at + 1);
+  auto wildcard = [&p](size_t at) {
+    p.pattern.push_back('*');
+    if (!p.hashed) p.literal_end = at;
+    p.hashed = true;
+  };
+  size_t start = 0;
+  while (true) {
+    const size_t slash = key.find('/', start);
+    const bool last = slash == std::string_view::npos;
+    const std::string_view comp = key.substr(start, last ? std::string_view::npos : slash - start);
+    if (IsFanoutDir(comp, last, file_name)) {
+      wildcard(start);
     } else {
-      out->append(comp.substr(i, j - i));
+      for (size_t i = 0; i < comp.size();) {
+        size_t j = i;
+        while (j < comp.size() && IsHex(comp[j])) ++j;
+        if (j == i) {
+          p.pattern.push_back(comp[i++]);
+        } else {
+          if (j - i >= kMinHashRun) {
+            wildcard(start + i);
+          } else {
+            p.pattern.append(comp.substr(i, j - i));
+          }
+          i = j;
+        }
+      }
     }
-    i = j;
+    if (last) break;
+    p.pattern.push_back('/');
+    start = slash + 1;
   }
+  if (!p.hashed) p.literal_end = key.size();
+  return p;
 }
 
 }  // namespace
@@ -55,89 +76,61 @@ void AppendComponent(std::string_view comp, bool last, std::string_view file_nam
 ChunkSizeLearner::ChunkSizeLearner(bool enabled, size_t max_patterns)
     : enabled_(enabled), max_patterns_(max_patterns == 0 ? 1 : max_patterns) {}
 
-std::string ChunkSizeLearner::PatternOf(std::string_view key) {
-  std::string out;
-  out.reserve(key.size());
-  size_t start = 0;
-  while (true) {
-    size_t slash = key.find('/', start);
-    bool last = slash == std::string_view::npos;
-    AppendComponent(key.substr(start, last ? std::string_view::npos : slash - start), last,
-                    FileName(key), &out);
-    if (last) break;
-    out.push_back('/');
-    start = slash + 1;
+std::string ChunkSizeLearner::PatternOf(std::string_view key) { return Parse(key).pattern; }
+
+std::string_view ChunkSizeLearner::LiteralPrefix(std::string_view key) {
+  return key.substr(0, Parse(key).literal_end);
+}
+
+std::optional<ChunkSizeLearner::Learnt> ChunkSizeLearner::Known(const Learnt& l) {
+  if (l.size == 0) return std::nullopt;  // asked: nothing of the pattern in the store
+  return l;
+}
+
+const ChunkSizeLearner::Learnt& ChunkSizeLearner::RememberLocked(std::string pattern, uint64_t size,
+                                                                 std::string_view key) {
+  auto it = by_pattern_.find(pattern);
+  if (it == by_pattern_.end()) {
+    if (by_pattern_.size() >= max_patterns_) by_pattern_.erase(by_pattern_.begin());
+    it = by_pattern_.emplace(std::move(pattern), Learnt{}).first;
   }
-  return out;
+  if (size > it->second.size) it->second = Learnt{size, std::string(key)};
+  return it->second;
 }
 
 void ChunkSizeLearner::Observe(std::string_view key, uint64_t size) {
   if (!enabled_ || size == 0) return;
-  std::string pattern = PatternOf(key);
-  if (pattern == key) return;  // no hash in the name: nothing to share a size with
+  Parsed p = Parse(key);
+  if (!p.hashed) return;  // no hash in the name: nothing to share a size with
   MutexLock l(&mu_);
-  auto it = by_pattern_.find(pattern);
-  if (it != by_pattern_.end()) {
-    if (size > it->second.size) it->second = Learnt{size, std::string(key)};
-    return;
-  }
-  if (by_pattern_.size() >= max_patterns_) by_pattern_.erase(by_pattern_.begin());
-  by_pattern_.emplace(std::move(pattern), Learnt{size, std::string(key)});
+  RememberLocked(std::move(p.pattern), size, key);
 }
 
-std::optional<ChunkSizeLearner::Learnt> ChunkSizeLearner::Lookup(std::string_view key) const {
+std::optional<ChunkSizeLearner::Learnt> ChunkSizeLearner::Lookup(std::string_view key,
+                                                                 ObjectStore* store) {
   if (!enabled_) return std::nullopt;
-  std::string pattern = PatternOf(key);
-  if (pattern == key) return std::nullopt;
-  MutexLock l(&mu_);
-  auto it = by_pattern_.find(pattern);
-  if (it == by_pattern_.end() || it->second.size == 0) return std::nullopt;  // 0: probed, empty
-  return it->second;
-}
-
-std::string_view ChunkSizeLearner::LiteralPrefix(std::string_view key) {
-  size_t start = 0;
-  while (true) {
-    size_t slash = key.find('/', start);
-    bool last = slash == std::string_view::npos;
-    std::string_view comp = key.substr(start, last ? std::string_view::npos : slash - start);
-    if (IsFanoutDir(comp, last, FileName(key))) return key.substr(0, start);
-    for (size_t i = 0; i < comp.size();) {
-      size_t j = i;
-      while (j < comp.size() && IsHex(comp[j])) ++j;
-      if (j - i >= kMinHashRun) return key.substr(0, start + i);
-      i = j == i ? i + 1 : j;
-    }
-    if (last) return key;
-    start = slash + 1;
-  }
-}
-
-void ChunkSizeLearner::Probe(std::string_view key, ObjectStore* store) {
-  if (!enabled_ || store == nullptr) return;
-  std::string pattern = PatternOf(key);
-  if (pattern == key) return;  // a name without a hash is not checked: no request for it
+  Parsed p = Parse(key);
+  if (!p.hashed) return std::nullopt;  // a name without a hash is not checked: no request
   {
     MutexLock l(&mu_);
-    if (by_pattern_.count(pattern) != 0) return;  // known, or already asked
+    auto it = by_pattern_.find(p.pattern);
+    if (it != by_pattern_.end()) return Known(it->second);
   }
+  if (store == nullptr) return std::nullopt;
   ListRequest req;
-  req.prefix = std::string(LiteralPrefix(key));
+  req.prefix = std::string(key.substr(0, p.literal_end));
   req.max_keys = kProbeKeys;
   auto page = store->List(req);
   if (!page.ok()) {
     spdlog::info(
         "kvfs: learn_chunk_sizes: listing '{}' to learn the size of '{}' failed ({}); "
         "its chunk is not size-checked",
-        req.prefix, pattern, page.status().ToString());
-    return;
+        req.prefix, p.pattern, page.status().ToString());
+    return std::nullopt;  // asked again next time
   }
   for (const ObjectInfo& o : page->objects) Observe(o.key, o.size);
   MutexLock l(&mu_);
-  if (by_pattern_.size() >= max_patterns_ && by_pattern_.count(pattern) == 0) {
-    by_pattern_.erase(by_pattern_.begin());
-  }
-  by_pattern_.try_emplace(std::move(pattern), Learnt{});  // asked: nothing of it in the store
+  return Known(RememberLocked(p.pattern, 0, key));  // asked: recorded even when nothing matched
 }
 
 }  // namespace kvfs

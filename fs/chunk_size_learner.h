@@ -47,28 +47,32 @@ class ChunkSizeLearner {
   explicit ChunkSizeLearner(bool enabled, size_t max_patterns = 4096);
 
   static std::string PatternOf(std::string_view key);
+  // The key up to its first hashed part: where a probe lists.
+  static std::string_view LiteralPrefix(std::string_view key);
 
   bool enabled() const { return enabled_; }
 
   // An object `key` of `size` bytes exists in the store (seen there, or just uploaded).
   void Observe(std::string_view key, uint64_t size) EXCLUDES(mu_);
 
-  // What is known about chunks named like `key`.
-  std::optional<Learnt> Lookup(std::string_view key) const EXCLUDES(mu_);
-
-  // Asks the store, once per pattern, about a pattern nothing is known about (see above). A
-  // failed LIST is only logged: the close goes on as with nothing learnt, and asks again next time.
-  void Probe(std::string_view key, ObjectStore* store) EXCLUDES(mu_);
-
-  // The key up to its first hashed part: where a probe lists.
-  static std::string_view LiteralPrefix(std::string_view key);
+  // The size chunks named like `key` have. With `store`, a pattern nothing is known about is
+  // asked for once (see above); a failed LIST is only logged - nothing is known, and it is asked
+  // again next time. nullopt: not known (no hash in the name, nothing of it in the store).
+  std::optional<Learnt> Lookup(std::string_view key, ObjectStore* store = nullptr) EXCLUDES(mu_);
 
   static constexpr int kProbeKeys = 200;
 
  private:
+  // Records `size` for `pattern` (0: asked, nothing known), forgetting another pattern if full;
+  // what is now known of it.
+  const Learnt& RememberLocked(std::string pattern, uint64_t size, std::string_view key)
+      REQUIRES(mu_);
+  // A map entry as Lookup answers it (size 0: asked, nothing in the store).
+  static std::optional<Learnt> Known(const Learnt& l);
+
   const bool enabled_;
   const size_t max_patterns_;
-  mutable Mutex mu_;
+  Mutex mu_;
   std::unordered_map<std::string, Learnt> by_pattern_ GUARDED_BY(mu_);
 };
 

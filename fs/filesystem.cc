@@ -38,13 +38,11 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
       meta_(std::chrono::seconds(options_.metadata_ttl_secs), options_.metadata_cache_max_entries,
             clock),
       learnt_sizes_(options_.learn_chunk_sizes && options_.chunk_sizes.empty()),
-      listings_(store_,
-                {.ttl = std::chrono::seconds(options_.metadata_ttl_secs),
-                 .on_object =
-                     [this](const ObjectInfo& o) {
-                       if (learnt_sizes_.enabled()) learnt_sizes_.Observe(o.key, o.size);
-                     }},
-                clock),
+      listings_(
+          store_,
+          {.ttl = std::chrono::seconds(options_.metadata_ttl_secs),
+           .on_object = [this](const ObjectInfo& o) { learnt_sizes_.Observe(o.key, o.size); }},
+          clock),
       revalidator_(store_, &meta_, reader_.get(), options_.revalidate_timeout_ms),
       exiting_(ProcMatchesOwnPid() ? ExitingFn(ProcessIsExiting) : nullptr) {
   if (!exiting_) {

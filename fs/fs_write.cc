@@ -11,8 +11,9 @@ namespace kvfs {
 Result<std::shared_ptr<LocalFile>> Filesystem::NewLocal(const std::vector<std::string>& path,
                                                         const std::string& key, uint64_t parent,
                                                         bool created) {
-  LocalFile::Env env{&options_,     store_.get(),  &uploader_,
-                     reader_.get(), &local_files_, &learnt_sizes_};
+  LocalFile::Env env{&options_,     store_.get(),
+                     &uploader_,    reader_.get(),
+                     &local_files_, learnt_sizes_.enabled() ? &learnt_sizes_ : nullptr};
   LocalFile::Place place{key, Display(path), parent, path.back()};
   return LocalFile::Create(env, std::move(place), IsTempName(path.back()), created);
 }

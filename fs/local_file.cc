@@ -72,8 +72,8 @@ Status LocalFile::CheckWholeLocked(uint64_t size, const Place& place) const {
   bool whole =
       sizes.empty() ? size > 0 : std::find(sizes.begin(), sizes.end(), size) != sizes.end();
   if (whole && sizes.empty() && env_.learnt_sizes != nullptr) {
-    env_.learnt_sizes->Probe(place.key, env_.store);
-    if (auto learnt = env_.learnt_sizes->Lookup(place.key); learnt && size < learnt->size) {
+    auto learnt = env_.learnt_sizes->Lookup(place.key, env_.store);
+    if (learnt && size < learnt->size) {
       return Status::InvalidArgument("rejected '" + display + "': " + std::to_string(size) +
                                      " bytes is not a whole chunk: names like '" +
                                      ChunkSizeLearner::PatternOf(place.key) + "' hold " +

@@ -70,7 +70,7 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
     Uploader* uploader = nullptr;
     ChunkReader* reader = nullptr;
     LocalFiles* files = nullptr;
-    ChunkSizeLearner* learnt_sizes = nullptr;  // may be null (tests)
+    ChunkSizeLearner* learnt_sizes = nullptr;  // null: learn_chunk_sizes is off
   };
   // What a transition did, for Filesystem's own bookkeeping (metadata cache, inodes, kernel).
   struct Outcome {

@@ -45,14 +45,14 @@ Status ValidateConfig(const KvfsConfig& c) {
 std::string DumpConfig(const KvfsConfig& config) {
   YAML::Emitter out;
   out << YAML::BeginMap;
-  std::string unset;  // keys whose absence means something: shown as comments
+  std::string region_comment;  // a region not given: shown, but as a comment
   for (const ConfigKey& key : ConfigKeys()) {
     if (!key.get) continue;
     RawValue v = key.get(config);
     // A region written out would be a region given: the bucket's own would no longer be asked
     // for when the dump is loaded again.
     if (key.name == "region" && !config.region_set) {
-      unset += "# region: " + v.scalar + " (not given: the default)\n";
+      region_comment = "# region: " + v.scalar + " (not given: the default)\n";
       continue;
     }
     out << YAML::Key << key.name << YAML::Value;
@@ -77,7 +77,7 @@ std::string DumpConfig(const KvfsConfig& config) {
             (s3.s3express ? ", S3 Express sessions" : "") + "\n";
   }
   for (const std::string& w : SecurityWarnings(config)) text += "# warning: " + w + "\n";
-  text += unset;
+  text += region_comment;
   return text + out.c_str() + "\n";
 }
 

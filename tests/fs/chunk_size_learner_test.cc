@@ -2,6 +2,7 @@
 // with sizes learnt from lookups, listings, readdir and the mount's own uploads.
 #include "fs/chunk_size_learner.h"
 
+#include "tests/fakes/fault_store.h"
 #include "tests/fs/fs_test_util.h"
 
 namespace kvfs {
@@ -143,6 +144,33 @@ TEST_F(LearnChunkSizesTest, RenameOfAShortTempFileOntoAChunkNameIsRejected) {
   Status st = fs_->Rename(1, Name('b') + ".tmp", 1, Name('b'), 0);
   EXPECT_EQ(ToErrno(st), EINVAL) << st.ToString();
   EXPECT_FALSE(mem_->GetObject("p/" + Name('b')).has_value());
+}
+
+TEST_F(LearnChunkSizesTest, AFailedListingLeavesTheCloseUnchecked) {
+  mem_->PutObject("p/" + Name('a'), std::string(16, 'A'));
+  auto faults = std::make_shared<FaultStore>(mem_);
+  faults->InjectError(FaultStore::Op::kList, {Status::Unavailable("injected")});
+  store_ = faults;
+  Mount();
+  // Nothing known: the chunk is not size-checked (the failure is logged), not refused.
+  EXPECT_TRUE(WriteFile(Name('b'), std::string(8, 'B')).ok());
+  EXPECT_EQ(faults->Calls(FaultStore::Op::kList), 1u);
+  // Its own upload taught the pattern's size from then on.
+  EXPECT_EQ(ToErrno(WriteFile(Name('c'), std::string(4, 'C'))), EINVAL);
+}
+
+TEST(ChunkSizeLearnerTest, AFailedListingIsAskedAgain) {
+  auto mem = std::make_shared<MemoryStore>();
+  mem->PutObject("m@0123456789abcdef@x", std::string(16, 'A'));
+  auto faults = std::make_shared<FaultStore>(mem);
+  faults->InjectError(FaultStore::Op::kList, {Status::Unavailable("injected")});
+  ChunkSizeLearner l(true);
+  EXPECT_FALSE(l.Lookup("m@1123456789abcdef@x", faults.get()));
+  auto got = l.Lookup("m@1123456789abcdef@x", faults.get());
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->size, 16u);
+  EXPECT_TRUE(l.Lookup("m@2123456789abcdef@x", faults.get()));
+  EXPECT_EQ(faults->Calls(FaultStore::Op::kList), 2u);  // known now: no third request
 }
 
 TEST_F(LearnChunkSizesTest, NamesWithoutAHashAreNotCheckedAndCostNoRequest) {
