@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#if __has_include("cache/crc32c.h")
-#include "cache/crc32c.h"
+#if __has_include("base/crc32c.h")
+#include "base/crc32c.h"
 #define KVBENCH_HAVE_CRC32C 1
 #endif
 

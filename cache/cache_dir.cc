@@ -10,7 +10,7 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "src/base/posix_io.h"
+#include "base/posix_io.h"
 
 namespace kvfs {
 

@@ -24,7 +24,7 @@
 
 #include "cache/entry_format.h"
 #include "cache/private_dir.h"
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs {
 

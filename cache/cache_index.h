@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs {
 

@@ -12,7 +12,7 @@
 
 #include "cache/cache_dir.h"
 #include "cache/entry_format.h"
-#include "src/base/posix_io.h"
+#include "base/posix_io.h"
 
 namespace kvfs {
 namespace {

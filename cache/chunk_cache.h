@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "cache/cache_index.h"
-#include "src/base/mutex.h"
-#include "src/base/status.h"
-#include "src/base/thread_annotations.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "base/thread_annotations.h"
 
 namespace kvfs {
 

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <vector>
 
-#include "cache/crc32c.h"
-#include "src/base/posix_io.h"
+#include "base/crc32c.h"
+#include "base/posix_io.h"
 
 namespace kvfs {
 namespace {

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs {
 

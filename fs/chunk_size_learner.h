@@ -31,8 +31,8 @@
 #include <unordered_map>
 
 #include "objstore/object_store.h"
-#include "src/base/mutex.h"
-#include "src/base/thread_annotations.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace kvfs {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "src/base/deadline.h"
+#include "base/deadline.h"
 
 namespace kvfs {
 namespace {

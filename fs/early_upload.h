@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "objstore/object_store.h"
-#include "src/base/mutex.h"
-#include "src/base/status.h"
+#include "base/mutex.h"
+#include "base/status.h"
 
 namespace kvfs {
 

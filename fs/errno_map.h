@@ -1,7 +1,7 @@
 // The one place where a Status becomes an errno. Everything the kernel sees goes through here.
 #pragma once
 
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs {
 

@@ -1,6 +1,6 @@
 // Filesystem: the kvfs filesystem logic, independent of FUSE. Every operation is a plain method
 // taking inode numbers / file handles and returning Status or Result; the FUSE adapter
-// (fs/fuse_adapter.h) only translates, so all behaviour here is unit-testable.
+// (fs/fuse/fuse_adapter.h) only translates, so all behaviour here is unit-testable.
 //
 // Semantics (see man/kvfs.8 for the user-facing list):
 // - Files are objects under key_prefix, named by NameCodec; directories are implicit key prefixes
@@ -138,7 +138,7 @@ class Filesystem {
   // --- Names (lookup adds one kernel reference to the returned inode) ---
   // needs_store (optional): a call that would have to wait on the store does not; it returns at
   // once with *needs_store set (its result then means nothing), so the adapter can run it again
-  // on a thread where waiting does not hold up other requests (fs/store_wait_pool.h).
+  // on a thread where waiting does not hold up other requests (fs/fuse/store_wait_pool.h).
   Result<FsEntry> Lookup(uint64_t parent, const std::string& name, bool* needs_store = nullptr);
   void Forget(uint64_t ino, uint64_t nlookup);
   // fh (when the kernel passes one) lets fstat work on unlinked open files.

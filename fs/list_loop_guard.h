@@ -10,7 +10,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs {
 

@@ -15,8 +15,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "src/base/mutex.h"
-#include "src/base/thread_annotations.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace kvfs {
 

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <ctime>
 
-#include "src/base/posix_io.h"
+#include "base/posix_io.h"
 
 namespace kvfs {
 

@@ -33,7 +33,7 @@
 #include <optional>
 #include <string>
 
-#include "cache/crc32c_fold.h"
+#include "base/crc32c_fold.h"
 #include "fs/chunk_size_learner.h"
 #include "fs/early_upload.h"
 #include "fs/fs_options.h"
@@ -41,8 +41,8 @@
 #include "fs/read/chunk_reader.h"
 #include "fs/uploader.h"
 #include "objstore/object_store.h"
-#include "src/base/mutex.h"
-#include "src/base/status.h"
+#include "base/mutex.h"
+#include "base/status.h"
 
 namespace kvfs {
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "src/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kvfs {
 

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "src/base/percent_encoding.h"
+#include "base/percent_encoding.h"
 
 namespace kvfs {
 

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "src/base/deadline.h"
+#include "base/deadline.h"
 
 namespace kvfs {
 namespace {

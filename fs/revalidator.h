@@ -19,7 +19,7 @@
 #include "fs/meta_cache.h"
 #include "fs/read/chunk_reader.h"
 #include "objstore/object_store.h"
-#include "src/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kvfs {
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "cache/crc32c.h"
-#include "src/base/posix_io.h"
+#include "base/crc32c.h"
+#include "base/posix_io.h"
 
 namespace kvfs {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs {
 

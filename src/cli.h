@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/base/status.h"
+#include "base/status.h"
 #include "src/config.h"
 
 namespace kvfs {

@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "fs/fuse_adapter.h"
-#include "src/base/mutex.h"
-#include "src/base/posix_io.h"
+#include "fs/fuse/fuse_adapter.h"
+#include "base/mutex.h"
+#include "base/posix_io.h"
 
 namespace kvfs {
 namespace {

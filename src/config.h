@@ -18,7 +18,7 @@
 
 #include "fs/fs_options.h"  // UnlinkPolicy, ExistsPolicy
 #include "objstore/s3/s3_options.h"
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs {
 

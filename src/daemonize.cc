@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "src/base/posix_io.h"
+#include "base/posix_io.h"
 
 namespace kvfs {
 namespace {

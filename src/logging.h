@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs {
 

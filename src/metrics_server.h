@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "src/base/status.h"
+#include "base/status.h"
 
 struct MHD_Daemon;
 

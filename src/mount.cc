@@ -12,7 +12,7 @@
 #include <string>
 
 #include "cache/chunk_cache.h"
-#include "fs/fuse_adapter.h"
+#include "fs/fuse/fuse_adapter.h"
 #include "fs/read/cached_reader.h"
 #include "fs/read/direct_reader.h"
 #include "src/config_warnings.h"

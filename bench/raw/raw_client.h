@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvbench {
 

@@ -4,7 +4,7 @@
 
 #include "bench/raw/raw_client.h"
 #include "objstore/s3/s3_store.h"
-#include "src/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kvbench {
 namespace {

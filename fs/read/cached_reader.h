@@ -24,8 +24,8 @@
 #include "fs/read/fetch_context.h"
 #include "fs/read/work_pool.h"
 #include "objstore/object_store.h"
-#include "src/base/mutex.h"
-#include "src/base/thread_annotations.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace kvfs {
 

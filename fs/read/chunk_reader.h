@@ -9,7 +9,7 @@
 #include <string>
 
 #include "objstore/object_store.h"
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs {
 

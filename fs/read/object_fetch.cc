@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "cache/crc32c.h"
-#include "src/base/deadline.h"
-#include "src/base/posix_io.h"
+#include "base/crc32c.h"
+#include "base/deadline.h"
+#include "base/posix_io.h"
 
 namespace kvfs {
 namespace {

@@ -38,9 +38,9 @@
 #include "cache/chunk_cache.h"
 #include "fs/read/fetch_context.h"
 #include "objstore/object_store.h"
-#include "src/base/mutex.h"
-#include "src/base/status.h"
-#include "src/base/thread_annotations.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "base/thread_annotations.h"
 
 namespace kvfs {
 

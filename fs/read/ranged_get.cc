@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "src/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kvfs {
 

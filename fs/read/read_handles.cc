@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "src/base/posix_io.h"
+#include "base/posix_io.h"
 
 namespace kvfs {
 namespace {

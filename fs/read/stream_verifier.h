@@ -22,10 +22,10 @@
 #include <optional>
 #include <string>
 
-#include "cache/crc32c_fold.h"
+#include "base/crc32c_fold.h"
 #include "objstore/object_store.h"
-#include "src/base/mutex.h"
-#include "src/base/status.h"
+#include "base/mutex.h"
+#include "base/status.h"
 
 namespace kvfs {
 

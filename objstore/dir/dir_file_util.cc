@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "src/base/posix_io.h"
+#include "base/posix_io.h"
 
 namespace kvfs::dirstore {
 

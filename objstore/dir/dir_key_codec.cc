@@ -1,6 +1,6 @@
 #include "objstore/dir/dir_key_codec.h"
 
-#include "src/base/percent_encoding.h"
+#include "base/percent_encoding.h"
 
 namespace kvfs::dirstore {
 namespace {

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs::dirstore {
 

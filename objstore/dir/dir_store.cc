@@ -13,7 +13,7 @@
 #include "objstore/dir/dir_file_util.h"
 #include "objstore/dir/dir_key_codec.h"
 #include "objstore/dir/dir_store_impl.h"
-#include "src/base/posix_io.h"
+#include "base/posix_io.h"
 
 namespace kvfs {
 namespace dirstore {

@@ -7,9 +7,9 @@
 #include <optional>
 #include <random>
 
-#include "src/base/mutex.h"
-#include "src/base/status.h"
-#include "src/base/thread_annotations.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "base/thread_annotations.h"
 
 namespace kvfs::s3 {
 

@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "src/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kvfs::s3 {
 

@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "objstore/s3/s3_options.h"
-#include "src/base/mutex.h"
-#include "src/base/status.h"
+#include "base/mutex.h"
+#include "base/status.h"
 
 namespace kvfs::s3 {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "objstore/s3/s3_options.h"
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs::s3 {
 

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "src/base/posix_io.h"
+#include "base/posix_io.h"
 
 namespace kvfs::s3 {
 namespace {

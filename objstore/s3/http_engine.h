@@ -20,8 +20,8 @@
 
 #include "objstore/object_store.h"
 #include "objstore/s3/backoff.h"
-#include "src/base/mutex.h"
-#include "src/base/thread_annotations.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace kvfs::s3 {
 

@@ -8,7 +8,7 @@
 #include "objstore/s3/credential_sources.h"
 #include "objstore/s3/credentials.h"
 #include "objstore/s3/simple_http.h"
-#include "src/base/deadline.h"
+#include "base/deadline.h"
 
 namespace kvfs::s3 {
 

@@ -1,6 +1,6 @@
 // S3Client: runs S3 requests on the HttpEngine - builds the URL, signs every attempt (SigV4),
 // retries transient failures on engine timers with back-off, and enforces the per-operation
-// deadline: operation_timeout_ms, or the calling thread's deadline (src/base/deadline.h, the FUSE
+// deadline: operation_timeout_ms, or the calling thread's deadline (base/deadline.h, the FUSE
 // request's blocking_timeout) when that is earlier. A circuit breaker refuses attempts at once
 // while the endpoint is down (circuit_breaker_failures). The ObjectStore methods (s3_store.cc) and
 // the GET state machine (s3_get.cc) are built on it.

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "objstore/s3/s3_xml.h"
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs::s3 {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "objstore/s3/sigv4.h"
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs::s3 {
 

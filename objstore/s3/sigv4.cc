@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "src/base/percent_encoding.h"
+#include "base/percent_encoding.h"
 
 namespace kvfs::s3 {
 namespace {

@@ -1,7 +1,7 @@
-// src/base/posix_io: full-length reads and writes, the short-read policy, errno kept in errors.
+// base/posix_io: full-length reads and writes, the short-read policy, errno kept in errors.
 // EINTR cannot be forced reliably from a test (a signal must land inside the system call), so
 // the retry is covered by review only; short counts are forced with pipes and short files.
-#include "src/base/posix_io.h"
+#include "base/posix_io.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "cache/crc32c.h"
+#include "base/crc32c.h"
 #include "tests/cache/test_util.h"
 
 namespace kvfs {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cache/chunk_cache.h"
-#include "src/base/posix_io.h"
+#include "base/posix_io.h"
 
 namespace kvfs::testing {
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The clang thread-safety check (CI): builds everything, tests included, with clang-14 and
 # -Wthread-safety -Werror (KVFS_THREAD_SAFETY=ON) in its own build directory, so that the
-# GUARDED_BY / REQUIRES / EXCLUDES annotations on kvfs::Mutex (src/base/mutex.h) are checked by
+# GUARDED_BY / REQUIRES / EXCLUDES annotations on kvfs::Mutex (base/mutex.h) are checked by
 # the compiler. Any warning fails (they are errors; the log is also checked for "warning:").
 # usage: tests/ci/thread_safety.sh
 # env:   KVFS_TS_BUILD_DIR  build dir (default <repo>/build-thread-safety)

@@ -39,8 +39,8 @@
 #include <string>
 
 #include "objstore/store_wrapper.h"
-#include "src/base/mutex.h"
-#include "src/base/thread_annotations.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace kvfs {
 

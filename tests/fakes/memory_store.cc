@@ -8,7 +8,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "src/base/posix_io.h"
+#include "base/posix_io.h"
 
 namespace kvfs {
 

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "objstore/object_store.h"
-#include "src/base/mutex.h"
-#include "src/base/thread_annotations.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace kvfs {
 

@@ -1,5 +1,5 @@
 // fs/reply_log: which failed replies are warnings, what a line says, and the rate limit.
-#include "fs/reply_log.h"
+#include "fs/fuse/reply_log.h"
 
 #include <gtest/gtest.h>
 

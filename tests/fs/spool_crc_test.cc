@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "cache/crc32c.h"
+#include "base/crc32c.h"
 #include "tests/fs/fs_test_util.h"
 
 namespace kvfs {

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/fuse_adapter.h"
+#include "fs/fuse/fuse_adapter.h"
 #include "objstore/dir/dir_store.h"
 #include "objstore/s3/s3_store.h"
 #include "src/mount.h"

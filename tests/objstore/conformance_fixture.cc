@@ -2,7 +2,7 @@
 
 #include <random>
 
-#include "src/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kvfs::testing {
 

@@ -2,7 +2,7 @@
 // conditional completion.
 
 #include "objstore/upload_gc.h"
-#include "src/base/mutex.h"
+#include "base/mutex.h"
 #include "tests/objstore/conformance_fixture.h"
 
 namespace kvfs::testing {

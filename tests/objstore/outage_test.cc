@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "objstore/s3/s3_store.h"
-#include "src/base/deadline.h"
+#include "base/deadline.h"
 #include "tests/objstore/fault_server_client.h"
 
 namespace kvfs::testing {

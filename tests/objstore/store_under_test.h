@@ -11,7 +11,7 @@
 
 #include "objstore/object_store.h"
 #include "objstore/s3/s3_options.h"
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs::testing {
 

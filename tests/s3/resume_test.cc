@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "objstore/s3/s3_store.h"
-#include "src/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kvfs {
 namespace {

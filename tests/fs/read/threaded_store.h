@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "objstore/store_wrapper.h"
-#include "src/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kvfs::testing {
 

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <thread>
 
-#include "cache/crc32c.h"
+#include "base/crc32c.h"
 #include "fs/read/cached_reader.h"
 #include "tests/cache/test_util.h"
 #include "tests/fakes/fault_store.h"

@@ -1,4 +1,4 @@
-#include "fs/reply_log.h"
+#include "fs/fuse/reply_log.h"
 
 #include <spdlog/spdlog.h>
 

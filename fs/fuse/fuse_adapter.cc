@@ -1,5 +1,5 @@
 #define FUSE_USE_VERSION 312
-#include "fs/fuse_adapter.h"
+#include "fs/fuse/fuse_adapter.h"
 
 #include <fuse3/fuse_lowlevel.h>
 #include <spdlog/spdlog.h>
@@ -10,12 +10,12 @@
 #include <cstring>
 #include <memory>
 
-#include "fs/entry_invalidator.h"
+#include "fs/fuse/entry_invalidator.h"
 #include "fs/errno_map.h"
-#include "fs/fuse_request.h"
-#include "fs/fuse_xattr.h"
-#include "fs/store_wait_pool.h"
-#include "src/base/deadline.h"
+#include "fs/fuse/fuse_request.h"
+#include "fs/fuse/fuse_xattr.h"
+#include "fs/fuse/store_wait_pool.h"
+#include "base/deadline.h"
 
 namespace kvfs {
 namespace fuse_internal {

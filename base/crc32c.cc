@@ -1,4 +1,4 @@
-#include "cache/crc32c.h"
+#include "base/crc32c.h"
 
 #include <isa-l/crc.h>
 

@@ -1,4 +1,4 @@
-#include "src/base/percent_encoding.h"
+#include "base/percent_encoding.h"
 
 namespace kvfs {
 

@@ -4,7 +4,7 @@
 // statfs and `kvfs stats` keep a free worker. The request is replied to from a pool thread
 // (libfuse allows replies from any thread).
 //
-// Each task carries the deadline of the request that queued it (src/base/deadline.h): it runs
+// Each task carries the deadline of the request that queued it (base/deadline.h): it runs
 // under that deadline, and a task still queued when it passes is not run but `late` is called
 // (which replies ETIMEDOUT), so a queue behind a dead store drains within blocking_timeout.
 //
@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kvfs {
 

@@ -1,6 +1,6 @@
 // Clang thread-safety annotations. They document which mutex guards which field; under GCC they
 // compile to nothing, under clang with -Wthread-safety they are checked (the clang CI build uses
-// -Wthread-safety -Werror over kvfs::Mutex, src/base/mutex.h).
+// -Wthread-safety -Werror over kvfs::Mutex, base/mutex.h).
 #pragma once
 
 #if defined(__clang__)

@@ -7,7 +7,7 @@
 #include <thread>
 #include <utility>
 
-#include "src/base/mutex.h"
+#include "base/mutex.h"
 
 struct fuse_session;
 

@@ -15,7 +15,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "src/base/thread_annotations.h"
+#include "base/thread_annotations.h"
 
 namespace kvfs {
 

@@ -1,5 +1,5 @@
 #define FUSE_USE_VERSION 312
-#include "fs/entry_invalidator.h"
+#include "fs/fuse/entry_invalidator.h"
 
 #include <fuse3/fuse_lowlevel.h>
 

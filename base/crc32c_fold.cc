@@ -1,9 +1,9 @@
-#include "cache/crc32c_fold.h"
+#include "base/crc32c_fold.h"
 
 #include <algorithm>
 #include <iterator>
 
-#include "cache/crc32c.h"
+#include "base/crc32c.h"
 
 namespace kvfs {
 

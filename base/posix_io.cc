@@ -1,4 +1,4 @@
-#include "src/base/posix_io.h"
+#include "base/posix_io.h"
 
 #include <unistd.h>
 

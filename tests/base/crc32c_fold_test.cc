@@ -1,11 +1,11 @@
 // CrcFold: pieces in any order give the CRC32C of the whole; rewrites (kInvalidate) give up.
-#include "cache/crc32c_fold.h"
+#include "base/crc32c_fold.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "cache/crc32c.h"
+#include "base/crc32c.h"
 
 namespace kvfs {
 namespace {

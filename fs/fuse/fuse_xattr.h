@@ -3,7 +3,7 @@
 // can be set. Internal to the adapter; thread-safe like every handler.
 #pragma once
 
-#include "fs/fuse_request.h"
+#include "fs/fuse/fuse_request.h"
 
 namespace kvfs::fuse_internal {
 

@@ -1,9 +1,9 @@
-#include "fs/store_wait_pool.h"
+#include "fs/fuse/store_wait_pool.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "src/base/deadline.h"
+#include "base/deadline.h"
 
 namespace kvfs {
 

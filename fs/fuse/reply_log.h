@@ -1,6 +1,6 @@
 // Logging of failed replies to the kernel: every error a FUSE request answers with is logged
 // once, with the operation, the name or inode and the cause, from one place (the reply helper in
-// fs/fuse_adapter.cc). Expected negative answers (a missing name, an absent attribute, a lost
+// fs/fuse/fuse_adapter.cc). Expected negative answers (a missing name, an absent attribute, a lost
 // O_EXCL create) are logged at debug level only; everything else at warn. A rate limit keeps a
 // burst of failures (a store outage failing every read) from flooding the log: at most
 // `max_lines` lines per window, then one "suppressed K" line when logging resumes.
@@ -10,8 +10,8 @@
 #include <functional>
 #include <string>
 
-#include "src/base/mutex.h"
-#include "src/base/status.h"
+#include "base/mutex.h"
+#include "base/status.h"
 
 namespace kvfs {
 

@@ -1,6 +1,6 @@
-// What every FUSE operation handler of fs/fuse_adapter.cc and fs/fuse_xattr.cc shares: the
+// What every FUSE operation handler of fs/fuse/fuse_adapter.cc and fs/fuse/fuse_xattr.cc shares: the
 // session's context, reaching it from a request, filling attributes, and the one place a
-// request is answered with an error (logged once, fs/reply_log.h). Internal to the adapter.
+// request is answered with an error (logged once, fs/fuse/reply_log.h). Internal to the adapter.
 //
 // Thread-safety: the functions are called on FUSE worker threads concurrently; the Context is
 // set up before the session starts and only read afterwards (its members are thread-safe).
@@ -13,11 +13,11 @@
 #include <string>
 
 #include "fs/filesystem.h"
-#include "fs/fuse_adapter.h"
-#include "fs/reply_log.h"
-#include "fs/store_wait_pool.h"
-#include "src/base/deadline.h"
-#include "src/base/status.h"
+#include "fs/fuse/fuse_adapter.h"
+#include "fs/fuse/reply_log.h"
+#include "fs/fuse/store_wait_pool.h"
+#include "base/deadline.h"
+#include "base/status.h"
 
 namespace kvfs::fuse_internal {
 
@@ -39,7 +39,7 @@ void ReplyEntry(fuse_req_t req, const FileAttr& attr);
 std::string Ino(fuse_ino_t ino);
 std::string Named(fuse_ino_t parent, const char* name);
 
-// The one place a request is answered with an error: logged once (fs/reply_log.h), then sent.
+// The one place a request is answered with an error: logged once (fs/fuse/reply_log.h), then sent.
 void ReplyErrno(fuse_req_t req, const char* op, const std::string& target, int err,
                 const Status& cause = Status::OK());
 void ReplyErr(fuse_req_t req, const char* op, const std::string& target, const Status& st);
@@ -47,7 +47,7 @@ void ReplyErr(fuse_req_t req, const char* op, const std::string& target, const S
 void ReplyStatus(fuse_req_t req, const char* op, const std::string& target, const Status& st);
 
 // Every request that may wait on the store ends within blocking_timeout: the store operations it
-// starts on this thread inherit the deadline (src/base/deadline.h).
+// starts on this thread inherit the deadline (base/deadline.h).
 ScopedDeadline RequestDeadline(fuse_req_t req);
 
 }  // namespace kvfs::fuse_internal

@@ -25,7 +25,7 @@
 #include <cstdint>
 #include <string>
 
-#include "src/base/status.h"
+#include "base/status.h"
 
 namespace kvfs {
 

@@ -1,4 +1,4 @@
-#include "src/base/status.h"
+#include "base/status.h"
 
 #include <cstring>
 

@@ -1,7 +1,7 @@
 // Extended attributes: only the mount root's control attributes exist: the statistics
 // (FuseOptions::stats_text, read by `kvfs stats`) and the log level (FuseOptions::set_log_level,
 // `kvfs log-level`).
-#include "fs/fuse_xattr.h"
+#include "fs/fuse/fuse_xattr.h"
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>

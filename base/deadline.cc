@@ -1,4 +1,4 @@
-#include "src/base/deadline.h"
+#include "base/deadline.h"
 
 #include <chrono>
 #include <utility>
