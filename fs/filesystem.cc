@@ -14,6 +14,7 @@
 
 #include "cache/cache_dir.h"
 #include "fs/process_state.h"
+#include "fs/read/lazy_read_handle.h"
 
 namespace kvfs {
 
@@ -44,12 +45,17 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
            .on_object = [this](const ObjectInfo& o) { learnt_sizes_.Observe(o.key, o.size); }},
           clock),
       revalidator_(store_, &meta_, reader_.get(), options_.revalidate_timeout_ms),
-      exiting_(ProcMatchesOwnPid() ? ExitingFn(ProcessIsExiting) : nullptr) {
-  if (!exiting_) {
+      probe_(ProcMatchesOwnPid() ? ProcessProbe{ProcessIsExiting, ThreadGroupOf,
+                                                [](pid_t tgid, uint64_t ino, const std::string& n) {
+                                                  return HoldsWritableFd(tgid, ino, n);
+                                                }}
+                                 : ProcessProbe{}) {
+  if (!probe_.exiting) {
     spdlog::warn(
         "kvfs: /proc does not show this daemon's own pid namespace: closes by dying processes "
-        "cannot be told from live ones, so a writer killed mid-chunk may publish a partial "
-        "chunk unless chunk_sizes is set");
+        "cannot be told from live ones, nor a writer's close from its children's, so a partial "
+        "chunk may be published unless chunk_sizes is set, and chunks being written are "
+        "visible to every process");
   }
 }
 
@@ -116,11 +122,6 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs
 
 Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool* needs_store) {
   Node node;
-  if (local_dirs_.Contains(key)) {  // made here by mkdir, nothing under it uploaded yet
-    node.kind = MetaEntry::kDir;
-    node.info.key = key;
-    return node;
-  }
   if (auto e = meta_.Get(key)) {
     if (e->kind == MetaEntry::kMissing) return Status::NotFound("no such file: " + key);
     node.kind = e->kind;
@@ -224,7 +225,8 @@ FileAttr Filesystem::AttrOf(uint64_t ino, const Node& node) const {
   return a;
 }
 
-Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, bool* needs_store) {
+Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, bool* needs_store,
+                                   pid_t pid) {
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
   // A temporary name is never uploaded under that name: without a local file it does not exist,
@@ -233,8 +235,59 @@ Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, boo
     return Status::NotFound("no such file (temporary name, local only): " + key);
   }
   KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
+  FsEntry entry;
+  if (node.local && !node.local->published_now()) {
+    // A chunk being written: only its writer sees it, and nobody caches the answer, so that
+    // others see it the moment it is published.
+    if (!VisibleTo(*node.local, pid)) return entry;  // ino 0
+    entry.uncached = true;
+  }
   uint64_t ino = inodes_.Ref(parent, name, node.kind == MetaEntry::kDir);
-  return FsEntry{AttrOf(ino, node)};
+  entry.attr = AttrOf(ino, node);
+  return entry;
+}
+
+void Filesystem::KeepOpenLocal(uint64_t ino) {
+  std::vector<std::shared_ptr<Handle>> open;
+  {
+    MutexLock l(&mu_);
+    for (const auto& [fh, h] : handles_) {
+      if (h->ino == ino && h->remote) open.push_back(h);
+    }
+  }
+  for (const auto& h : open) {
+    Status st = h->remote->KeepLocal();
+    if (!st.ok()) spdlog::warn("kvfs: keeping an open, unlinked file readable: {}", st.ToString());
+  }
+}
+
+pid_t Filesystem::ProcessOf(pid_t pid) const {
+  return pid > 0 && probe_.thread_group ? probe_.thread_group(pid) : 0;
+}
+
+bool Filesystem::VisibleTo(const LocalFile& lf, pid_t pid) const {
+  if (lf.published_now()) return true;
+  const pid_t owner = lf.owner();
+  if (owner == 0) return true;  // written from a pid namespace we cannot see into
+  const pid_t tgid = ProcessOf(pid);
+  return tgid == 0 || tgid == owner;
+}
+
+std::optional<FileAttr> Filesystem::AttrOfOpen(uint64_t ino) const {
+  MutexLock l(&mu_);
+  for (const auto& [fh, h] : handles_) {
+    if (h->ino != ino) continue;
+    Node node;
+    node.kind = MetaEntry::kFile;
+    if (h->local) {
+      node.info.size = h->local->size_now();
+      node.info.mtime_sec = h->local->mtime_sec();
+    } else {
+      node.info = h->info;
+    }
+    return AttrOf(ino, node);
+  }
+  return std::nullopt;
 }
 
 void Filesystem::Forget(uint64_t ino, uint64_t nlookup) { inodes_.Forget(ino, nlookup); }
@@ -251,11 +304,22 @@ Result<FileAttr> Filesystem::GetAttr(uint64_t ino, std::optional<uint64_t> fh, b
       return AttrOf(ino, node);
     }
   }
-  KVFS_ASSIGN_OR_RETURN(auto path, PathOf(ino));
+  auto path = PathOf(ino);
+  if (!path.ok()) {
+    // fstat() of a file unlinked while open (the kernel passes no handle with it): the file
+    // lives until its last close, as on a local filesystem (tempfile.TemporaryFile, pytest).
+    if (auto open = AttrOfOpen(ino)) return *open;
+    return path.status();
+  }
   if (inodes_.IsDir(ino)) return DirAttr(ino);
-  KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
-  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
-  return AttrOf(ino, node);
+  KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(*path));
+  Result<Node> node = Resolve(key, needs_store);
+  if (!node.ok() && node.status().code() == StatusCode::kNotFound) {
+    // Removed by another node while open here: this mount's handles still read it.
+    if (auto open = AttrOfOpen(ino)) return *open;
+  }
+  KVFS_RETURN_IF_ERROR(node.status());
+  return AttrOf(ino, *node);
 }
 
 Result<FileAttr> Filesystem::SetAttr(uint64_t ino, const SetAttrRequest& req,
@@ -306,13 +370,16 @@ uint64_t Filesystem::AddHandle(std::shared_ptr<Handle> h) {
   return fh;
 }
 
-Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store) {
+Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store, pid_t pid) {
   KVFS_ASSIGN_OR_RETURN(auto path, PathOf(ino));
   if (path.empty() || inodes_.IsDir(ino)) return Status::InvalidArgument("is a directory");
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
-  if ((flags & O_ACCMODE) != O_RDONLY) return OpenForWrite(ino, path, key, flags);
+  if ((flags & O_ACCMODE) != O_RDONLY) return OpenForWrite(ino, path, key, flags, pid);
   KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
   if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
+  if (node.local && !VisibleTo(*node.local, pid)) {
+    return Status::NotFound("no such file (being written by another process): " + key);
+  }
   auto h = std::make_shared<Handle>();
   h->ino = ino;
   if (node.local) {  // a file being written here, or a temp file: its local bytes
@@ -320,7 +387,11 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store) 
     h->local = std::move(node.local);
     return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/false};
   }
-  KVFS_ASSIGN_OR_RETURN(h->remote, reader_->Open(key, node.info));
+  h->info = node.info;
+  // Opened in the reader at the first read: an open that never reads (llm-d's existence check)
+  // transfers nothing.
+  h->remote = std::make_unique<LazyReadHandle>(reader_.get(), key, node.info,
+                                               reader_->ServesLocally(node.info));
   // O_DIRECT opens bypass the page cache anyway, and FOPEN_DIRECT_IO would turn the kernel's
   // parallel requests for them into sequential ones.
   const bool direct_io = !options_.page_cache && h->remote->Local() && !(flags & O_DIRECT);

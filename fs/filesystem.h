@@ -4,9 +4,8 @@
 //
 // Semantics (see man/kvfs.8 for the user-facing list):
 // - Files are objects under key_prefix, named by NameCodec; directories are implicit key prefixes
-//   (or "name/" marker objects other tools wrote). mkdir sends nothing: the directory is local to
-//   this mount (LocalDirs) until a file under it is uploaded. With hashed fan-out the namespace is
-//   flat.
+//   and "name/" marker objects: mkdir writes one (so a directory stays, on every node, after its
+//   last file is removed, until rmdir deletes it). With hashed fan-out the namespace is flat.
 // - Names matching temp_patterns are local only: never uploaded under that name, never looked up
 //   in the store (docs/engines.md).
 // - New files are written to a spool file and uploaded on the first flush/fsync/close (or by
@@ -50,6 +49,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -62,7 +62,6 @@
 #include "fs/dir_listing_cache.h"
 #include "fs/fs_options.h"
 #include "fs/inode_table.h"
-#include "fs/local_dirs.h"
 #include "fs/local_file.h"
 #include "fs/local_files.h"
 #include "fs/meta_cache.h"
@@ -86,7 +85,10 @@ struct FileAttr {
 };
 
 struct FsEntry {
-  FileAttr attr;
+  FileAttr attr;  // ino 0: no such name for this caller, not to be cached (a chunk being written)
+  // Not to be cached by the kernel (a chunk being written: other processes must ask each time,
+  // so that they see it only once it is published).
+  bool uncached = false;
 };
 
 struct SetAttrRequest {
@@ -131,15 +133,27 @@ class Filesystem {
   const FsOptions& options() const { return options_; }
   double entry_timeout_secs() const { return options_.metadata_ttl_secs; }
   void set_invalidate_fn(InvalidateFn fn) { invalidate_ = std::move(fn); }
-  // Whether process `pid` is exiting (fs/process_state.h by default); tests replace it.
+  // How the write path sees the processes behind requests (fs/process_state.h by default; all
+  // null when /proc does not show the daemon's pid namespace: then every close counts as a live
+  // close by the writer). Tests replace it.
+  struct ProcessProbe {
+    std::function<bool(pid_t)> exiting;        // the thread is exiting, a zombie, or gone
+    std::function<pid_t(pid_t)> thread_group;  // thread -> its process; 0: unknown
+    // Whether the process still holds a writable descriptor of (ino, name): HoldsWritableFd.
+    std::function<bool(pid_t, uint64_t, const std::string&)> holds_writer;
+  };
+  void set_process_probe(ProcessProbe p) { probe_ = std::move(p); }
   using ExitingFn = std::function<bool(pid_t)>;
-  void set_exiting_fn(ExitingFn fn) { exiting_ = std::move(fn); }
+  void set_exiting_fn(ExitingFn fn) { probe_.exiting = std::move(fn); }
 
   // --- Names (lookup adds one kernel reference to the returned inode) ---
   // needs_store (optional): a call that would have to wait on the store does not; it returns at
   // once with *needs_store set (its result then means nothing), so the adapter can run it again
   // on a thread where waiting does not hold up other requests (fs/fuse/store_wait_pool.h).
-  Result<FsEntry> Lookup(uint64_t parent, const std::string& name, bool* needs_store = nullptr);
+  // pid: the calling thread (0: unknown). A chunk still being written is visible only to the
+  // process writing it (docs/write-path.md); others get ino 0 (ENOENT, not cached).
+  Result<FsEntry> Lookup(uint64_t parent, const std::string& name, bool* needs_store = nullptr,
+                         pid_t pid = 0);
   void Forget(uint64_t ino, uint64_t nlookup);
   // fh (when the kernel passes one) lets fstat work on unlinked open files.
   Result<FileAttr> GetAttr(uint64_t ino, std::optional<uint64_t> fh = std::nullopt,
@@ -148,7 +162,8 @@ class Filesystem {
                            std::optional<uint64_t> fh = std::nullopt);
 
   // --- Directories ---
-  Result<uint64_t> OpenDir(uint64_t ino);
+  // pid: as for Lookup (chunks other processes are writing are not listed).
+  Result<uint64_t> OpenDir(uint64_t ino, pid_t pid = 0);
   // The snapshot taken at OpenDir ("." and ".." first); entries stay stable while open.
   Result<std::shared_ptr<const std::vector<DirEntry>>> ReadDir(uint64_t dir_fh);
   void ReleaseDir(uint64_t dir_fh);
@@ -156,10 +171,11 @@ class Filesystem {
   Status Rmdir(uint64_t parent, const std::string& name);
 
   // --- Files ---
+  // pid: the creating thread; its process is the file's writer until another process writes.
   Result<std::pair<FsEntry, OpenResult>> CreateFile(uint64_t parent, const std::string& name,
-                                                    int flags);
+                                                    int flags, pid_t pid = 0);
   // needs_store: as for Lookup (read-only opens whose metadata must come from the store).
-  Result<OpenResult> Open(uint64_t ino, int flags, bool* needs_store = nullptr);
+  Result<OpenResult> Open(uint64_t ino, int flags, bool* needs_store = nullptr, pid_t pid = 0);
   Result<uint64_t> Read(uint64_t fh, uint64_t offset, uint64_t size, char* buf);
   // Where the bytes of [offset, offset+size) lie in a local file (a cache entry, or a completed
   // part of a download: waits for those parts like Read), clipped to the end of the object, so
@@ -174,14 +190,23 @@ class Filesystem {
   // downloaded, or streamed): the adapter then runs it off the FUSE worker threads. False for
   // cache hits, parts already downloaded, failed downloads and local files.
   bool ReadWouldWait(uint64_t fh, uint64_t offset, uint64_t size);
-  Result<uint64_t> Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size);
-  // close() of one descriptor, by process `pid` (0: unknown). An explicit close by a live
-  // process commits the file; the implicit close of a dying process (killed, crashed, or exiting
-  // with the file still open) publishes nothing (see LocalFile::Abandon).
+  // pid: the writing thread (0: unknown, or the kernel writing back a shared mapping); its
+  // process becomes the file's writer.
+  Result<uint64_t> Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size,
+                         pid_t pid = 0);
+  // close() of one descriptor, by thread `pid` (0: unknown). Only the writer's own last close
+  // publishes (docs/write-path.md, "Who may publish"): a close by another process (a child's copy
+  // of the descriptor, closed at exec or exit; a shell's) publishes nothing, nor does one while
+  // the writer still holds another descriptor of the file (dup2 + close), nor the implicit close
+  // of a dying writer (LocalFile::Abandon).
   Status Flush(uint64_t fh, pid_t pid = 0);
   Status Fsync(uint64_t fh);
   Status Release(uint64_t fh);
   Status Unlink(uint64_t parent, const std::string& name);
+  // link(2): a second name for a file. Of a file written here (NIXL: link(tmp, final) then
+  // unlink(tmp)) it publishes the bytes under the new name, atomically, as a rename would; of an
+  // uploaded object it is a server-side copy. Never replaces: EEXIST when the name exists.
+  Result<FsEntry> Link(uint64_t ino, uint64_t new_parent, const std::string& new_name);
   // flags: 0 or RENAME_NOREPLACE (RENAME_EXCHANGE: kNotSupported).
   Status Rename(uint64_t parent, const std::string& name, uint64_t new_parent,
                 const std::string& new_name, unsigned int flags);
@@ -194,6 +219,8 @@ class Filesystem {
   struct Handle {
     uint64_t ino = 0;
     bool writable = false;
+    std::atomic<pid_t> last_writer_thread{0};  // saves a /proc read per write of one thread
+    ObjectInfo info;                           // remote: the object opened (fstat after unlink)
     std::shared_ptr<LocalFile> local;    // a file written here (or a temp file)
     std::unique_ptr<ReadHandle> remote;  // an uploaded object
   };
@@ -224,6 +251,15 @@ class Filesystem {
   // A read found the object changed (kPreconditionFailed): drop what is cached about it.
   void ForgetChanged(uint64_t ino);
   FileAttr DirAttr(uint64_t ino) const;
+  // The attributes of an open file whose inode lost its name (unlinked while open): POSIX keeps
+  // the file until its last close.
+  std::optional<FileAttr> AttrOfOpen(uint64_t ino) const EXCLUDES(mu_);
+  // Before the object behind `ino` is deleted: its open read handles keep their bytes here.
+  void KeepOpenLocal(uint64_t ino) EXCLUDES(mu_);
+  // The process of thread `pid` (0: unknown).
+  pid_t ProcessOf(pid_t pid) const;
+  // Whether a file being written may be shown to thread `pid`'s process.
+  bool VisibleTo(const LocalFile& lf, pid_t pid) const;
 
   Result<std::shared_ptr<Handle>> GetHandle(uint64_t fh) const EXCLUDES(mu_);
   uint64_t AddHandle(std::shared_ptr<Handle> h) EXCLUDES(mu_);
@@ -231,7 +267,7 @@ class Filesystem {
   // Write path (fs_write.cc). The life of a written file is LocalFile's (fs/local_file.h); these
   // only find the file, ask it for a transition and record what the transition did.
   Result<OpenResult> OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
-                                  const std::string& key, int flags);
+                                  const std::string& key, int flags, pid_t pid);
   Result<std::shared_ptr<LocalFile>> NewLocal(const std::vector<std::string>& path,
                                               const std::string& key, uint64_t parent,
                                               bool created);
@@ -252,9 +288,8 @@ class Filesystem {
   DirListingCache listings_;       // negative lookups from a recent directory listing
   Revalidator revalidator_;        // background checks of names answered from local copies
   InvalidateFn invalidate_;        // set before the session starts
-  ExitingFn exiting_;              // set before the session starts
+  ProcessProbe probe_;             // set before the session starts
   LocalFiles local_files_;         // what each key being written shows
-  LocalDirs local_dirs_;           // directories made here that hold no object yet
 
   mutable Mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Handle>> handles_ GUARDED_BY(mu_);

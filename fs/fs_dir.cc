@@ -22,7 +22,7 @@ uint64_t SyntheticIno(const std::string& name) {
 
 }  // namespace
 
-Result<uint64_t> Filesystem::OpenDir(uint64_t ino) {
+Result<uint64_t> Filesystem::OpenDir(uint64_t ino, pid_t pid) {
   KVFS_ASSIGN_OR_RETURN(auto path, PathOf(ino));
   KVFS_ASSIGN_OR_RETURN(std::string prefix, codec_.DirPrefix(path));
   std::map<std::string, bool> names;  // name -> is_dir; sorted and de-duplicated
@@ -54,10 +54,10 @@ Result<uint64_t> Filesystem::OpenDir(uint64_t ino) {
     req.continuation_token = page->next_continuation_token;
   }
   for (const std::string& key : local_files_.KeysWithPrefix(prefix)) {
+    // A chunk another process is writing is not listed until it is published.
+    auto lf = local_files_.Find(key);
+    if (lf && !VisibleTo(*lf, pid)) continue;
     if (auto name = codec_.NameOfKey(prefix, key)) names.emplace(*name, false);
-  }
-  for (const std::string& dir : local_dirs_.ChildrenOf(prefix)) {
-    if (auto name = codec_.NameOfPrefix(prefix, dir + "/")) names[*name] = true;
   }
   auto entries = std::make_shared<std::vector<DirEntry>>();
   entries->push_back({".", ino, true});
@@ -94,11 +94,18 @@ Result<FsEntry> Filesystem::Mkdir(uint64_t parent, const std::string& name) {
   auto node = Resolve(key);
   if (node.ok()) return Status::AlreadyExists("mkdir: exists: " + Display(path));
   if (node.status().code() != StatusCode::kNotFound) return node.status();
-  // No marker object: the directory exists in the store once a file under it is uploaded
-  // (fs/local_dirs.h). Until then it is empty, so lookups below it need no request either.
-  local_dirs_.Add(key);
+  // A marker object ("name/", empty: the convention of s3fs, rclone and the S3 console) makes
+  // the directory exist for every node until rmdir, whether or not files are under it: engines
+  // make their tier's directory once at start-up and must still be able to store into it after
+  // every chunk in it was removed (by any node). One PUT per directory made; lookups of names
+  // under it ask the store, as on every other node (no empty listing is assumed).
+  PutOptions opts;
+  opts.if_none_match = true;
+  auto put = store_->Put(key + "/", Body::FromMemory("", 0), opts);
+  if (!put.ok() && put.status().code() != StatusCode::kAlreadyExists) {
+    return put.status().Annotate("mkdir " + Display(path));
+  }
   meta_.PutDir(key);
-  listings_.RecordEmpty(key + "/");
   uint64_t ino = inodes_.Ref(parent, name, true);
   return FsEntry{DirAttr(ino)};
 }
@@ -108,7 +115,7 @@ Status Filesystem::Rmdir(uint64_t parent, const std::string& name) {
   KVFS_ASSIGN_OR_RETURN(std::string prefix, codec_.DirPrefix(path));
   const std::string dir_key = prefix.substr(0, prefix.size() - 1);
   // rmdir(2) allows EEXIST for a non-empty directory (errno map: kAlreadyExists -> EEXIST).
-  if (!local_files_.KeysWithPrefix(prefix).empty() || local_dirs_.AnyUnder(prefix)) {
+  if (!local_files_.KeysWithPrefix(prefix).empty()) {
     return Status::AlreadyExists("rmdir: directory not empty: " + Display(path));
   }
   ListRequest req;
@@ -118,9 +125,8 @@ Status Filesystem::Rmdir(uint64_t parent, const std::string& name) {
   bool empty = lr.common_prefixes.empty();
   for (const auto& o : lr.objects) empty = empty && o.key == prefix;
   if (!empty) return Status::AlreadyExists("rmdir: directory not empty: " + Display(path));
-  // A directory made here has no marker; one made by other tools may have one.
-  if (!local_dirs_.Contains(dir_key)) KVFS_RETURN_IF_ERROR(store_->Delete(prefix));
-  local_dirs_.Erase(dir_key);
+  // Its marker (mkdir's, or another tool's); deleting an absent key succeeds.
+  KVFS_RETURN_IF_ERROR(store_->Delete(prefix));
   meta_.PutMissing(dir_key);
   inodes_.Detach(parent, name);
   return Status::OK();
@@ -154,6 +160,7 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
       reader_->Invalidate(key);
       break;
     case UnlinkPolicy::kRemote:
+      if (auto ino = inodes_.Find(parent, name)) KeepOpenLocal(*ino);
       KVFS_RETURN_IF_ERROR(store_->Delete(key));
       reader_->Invalidate(key);
       meta_.PutMissing(key);
@@ -161,6 +168,46 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
   }
   inodes_.Detach(parent, name);
   return Status::OK();
+}
+
+Result<FsEntry> Filesystem::Link(uint64_t ino, uint64_t new_parent, const std::string& new_name) {
+  KVFS_ASSIGN_OR_RETURN(auto src_path, PathOf(ino));
+  if (src_path.empty() || inodes_.IsDir(ino)) {
+    return Status::PermissionDenied("link: directories cannot be linked");
+  }
+  KVFS_ASSIGN_OR_RETURN(auto dst_path, ChildPath(new_parent, new_name));
+  KVFS_ASSIGN_OR_RETURN(std::string src_key, codec_.FileKey(src_path));
+  KVFS_ASSIGN_OR_RETURN(std::string dst_key, codec_.FileKey(dst_path));
+  if (IsTempName(new_name)) {
+    return Status::PermissionDenied("link: a temporary name cannot be a link target: " +
+                                    Display(dst_path));
+  }
+  auto dst = Resolve(dst_key);
+  if (dst.ok()) return Status::AlreadyExists("link: target exists: " + Display(dst_path));
+  if (dst.status().code() != StatusCode::kNotFound) return dst.status();
+  ObjectInfo info;
+  if (auto lf = local_files_.Find(src_key)) {
+    LocalFile::Place place{dst_key, Display(dst_path), new_parent, new_name};
+    LocalFile::Outcome out = lf->LinkTo(place);
+    if (out.kind != LocalFile::Outcome::kPublished) return out.status;
+    info = std::move(out.info);
+  } else {
+    KVFS_ASSIGN_OR_RETURN(Node node, Resolve(src_key));
+    if (node.kind == MetaEntry::kDir) return Status::PermissionDenied("link: is a directory");
+    PutOptions opts;
+    opts.if_none_match = true;
+    auto copied = store_->Copy(src_key, dst_key, opts);
+    if (!copied.ok()) return copied.status().Annotate("link " + Display(src_path));
+    info = std::move(copied).value();
+    if (info.size == 0) info.size = node.info.size;
+  }
+  info.key = dst_key;
+  Published(info);
+  Node node;
+  node.kind = MetaEntry::kFile;
+  node.info = info;
+  uint64_t new_ino = inodes_.Ref(new_parent, new_name, false);
+  return FsEntry{AttrOf(new_ino, node)};
 }
 
 Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new_parent,

@@ -40,13 +40,11 @@ void Filesystem::Apply(const LocalFile::Outcome& out) {
 void Filesystem::Published(const ObjectInfo& info) {
   meta_.PutFile(info);
   learnt_sizes_.Observe(info.key, info.size);
-  // Directories made here exist in the store from now on (as the prefix of this key); they stay
-  // cached as directories for the TTL, as mkdir left them.
-  for (const std::string& dir : local_dirs_.Filled(info.key)) meta_.PutDir(dir);
 }
 
 Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
-                                                              const std::string& name, int flags) {
+                                                              const std::string& name, int flags,
+                                                              pid_t pid) {
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
   std::shared_ptr<LocalFile> lf = local_files_.Find(key);
@@ -57,6 +55,7 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
     // A created file must end as an object or as an error, never silently vanish.
     KVFS_ASSIGN_OR_RETURN(lf, NewLocal(path, key, parent, /*created=*/true));
   }
+  lf->set_owner(ProcessOf(pid));
   uint64_t ino = inodes_.Ref(parent, name, false);
   auto h = std::make_shared<Handle>();
   h->ino = ino;
@@ -68,11 +67,12 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
   node.info.size = lf->size_now();
   node.info.mtime_sec = lf->mtime_sec();
   FsEntry entry{AttrOf(ino, node)};
+  entry.uncached = !lf->published_now();  // others see it when it is published, not before
   return std::make_pair(entry, OpenResult{AddHandle(std::move(h)), false});
 }
 
 Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
-                                            const std::string& key, int flags) {
+                                            const std::string& key, int flags, pid_t pid) {
   std::shared_ptr<LocalFile> lf = local_files_.Find(key);
   // A file that failed or was abandoned is over; O_TRUNC on a file another handle is writing
   // gives this writer its own version, so two writers of one name never truncate each other.
@@ -88,6 +88,7 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
       return Status::NotSupported("appending to an uploaded file is not supported: " + key);
     }
     KVFS_ASSIGN_OR_RETURN(lf, NewLocal(path, key, inodes_.ParentOf(ino), /*created=*/false));
+    lf->set_owner(ProcessOf(pid));
   }
   auto h = std::make_shared<Handle>();
   h->ino = ino;
@@ -96,9 +97,13 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
   return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/false};
 }
 
-Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size) {
+Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size,
+                                   pid_t pid) {
   KVFS_ASSIGN_OR_RETURN(auto h, GetHandle(fh));
   if (!h->writable || !h->local) return Status::InvalidArgument("file not open for writing");
+  // The process that writes is the writer (a descriptor handed to a server process, a forked
+  // worker): its close publishes. One /proc read per writing thread and handle.
+  if (pid > 0 && h->last_writer_thread.exchange(pid) != pid) h->local->set_owner(ProcessOf(pid));
   LocalFile::Outcome out;
   auto r = h->local->Write(offset, data, size, &out);
   Apply(out);
@@ -108,9 +113,28 @@ Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* dat
 Status Filesystem::Flush(uint64_t fh, pid_t pid) {
   KVFS_ASSIGN_OR_RETURN(auto h, GetHandle(fh));
   if (!h->writable || !h->local) return Status::OK();
-  if (pid > 0 && exiting_ && exiting_(pid)) {
-    Apply(h->local->Abandon(pid));
+  LocalFile& lf = *h->local;
+  const bool exiting = pid > 0 && probe_.exiting && probe_.exiting(pid);
+  const pid_t owner = lf.owner();
+  const pid_t tgid = ProcessOf(pid);
+  if (owner != 0 && tgid != owner && !(exiting && tgid == 0)) {
+    // Another process's copy of the descriptor (a child closing it at exec or exit, a shell, a
+    // server the descriptor was handed to before it wrote): the writer's own close publishes.
+    return Status::OK();
+  }
+  if (exiting) {
+    // The writer died (or a thread we could not place did): nothing is published for it. Its
+    // own later close, if it was not the writer after all, still commits (kAbandoned).
+    Apply(lf.Abandon(pid));
     return Status::OK();  // nobody is left to read this answer
+  }
+  if (owner != 0 && probe_.holds_writer && lf.WouldPublish()) {
+    // The writer still holds the file through another descriptor (`cmd > f`: the shell's dup2
+    // and close of the original; an explicit dup): that descriptor's close publishes.
+    auto path = PathOf(h->ino);
+    if (path.ok() && !path->empty() && probe_.holds_writer(owner, h->ino, path->back())) {
+      return Status::OK();
+    }
   }
   LocalFile::Outcome out = h->local->Commit();
   Apply(out);

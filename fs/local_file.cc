@@ -53,6 +53,11 @@ bool LocalFile::Ended() const {
   return state_ == State::kFailed || state_ == State::kDiscarded;
 }
 
+bool LocalFile::WouldPublish() const {
+  MutexLock l(&mu_);
+  return !temp_ && (state_ == State::kDirty || state_ == State::kAbandoned);
+}
+
 void LocalFile::SetSizeLocked(uint64_t s) {
   size_ = s;
   size_atomic_.store(s);
@@ -61,6 +66,7 @@ void LocalFile::SetSizeLocked(uint64_t s) {
 void LocalFile::DirtyLocked() {
   if (state_ == State::kClean || state_ == State::kCommitted) {
     state_ = State::kDirty;
+    published_atomic_.store(false);
     uploaded_.reset();
     created_object_ = false;
   }
@@ -68,9 +74,11 @@ void LocalFile::DirtyLocked() {
 
 Status LocalFile::CheckWholeLocked(uint64_t size, const Place& place) const {
   const std::string& display = place.display;
+  // An empty file is a valid file (touch, marker files, NIXL's pool files): never a partial
+  // chunk, since no engine writes empty chunks.
+  if (size == 0) return Status::OK();
   const auto& sizes = env_.options->chunk_sizes;
-  bool whole =
-      sizes.empty() ? size > 0 : std::find(sizes.begin(), sizes.end(), size) != sizes.end();
+  bool whole = sizes.empty() || std::find(sizes.begin(), sizes.end(), size) != sizes.end();
   if (whole && sizes.empty() && env_.learnt_sizes != nullptr) {
     auto learnt = env_.learnt_sizes->Lookup(place.key, env_.store);
     if (learnt && size < learnt->size) {
@@ -84,7 +92,6 @@ Status LocalFile::CheckWholeLocked(uint64_t size, const Place& place) const {
   if (whole) return Status::OK();
   std::string allowed;
   for (uint64_t s : sizes) allowed += (allowed.empty() ? "" : ", ") + std::to_string(s);
-  if (allowed.empty()) allowed = "any non-empty size";
   return Status::InvalidArgument("rejected '" + display + "': " + std::to_string(size) +
                                  " bytes is not a whole chunk (chunk sizes: " + allowed + ")");
 }
@@ -253,6 +260,7 @@ LocalFile::Outcome LocalFile::CommitLocked() {
 LocalFile::Outcome LocalFile::CommittedLocked(const std::string& key, UploadOutcome up) {
   up.info.key = key;
   state_ = State::kCommitted;
+  published_atomic_.store(true);
   uploaded_ = up.info;
   created_object_ = up.created;
   Outcome out;
@@ -263,6 +271,7 @@ LocalFile::Outcome LocalFile::CommittedLocked(const std::string& key, UploadOutc
 
 LocalFile::Outcome LocalFile::FailLocked(Status st) {
   state_ = State::kFailed;
+  published_atomic_.store(false);
   failure_ = st;
   early_.reset();
   env_.files->EraseIf(place_.key, this);
@@ -293,10 +302,36 @@ bool LocalFile::Discard() {
   MutexLock l(&mu_);
   if (state_ != State::kFailed) {
     state_ = State::kDiscarded;
+    published_atomic_.store(false);
     failure_ = Status::NotFound("'" + place_.display + "' was removed");
     early_.reset();
   }
   return temp_;
+}
+
+LocalFile::Outcome LocalFile::LinkTo(const Place& dst) {
+  MutexLock l(&mu_);
+  Outcome out;
+  if (state_ == State::kFailed || state_ == State::kDiscarded) {
+    out.kind = Outcome::kRejected;
+    out.status = failure_;
+    return out;
+  }
+  Status st = CheckWholeLocked(size_, dst);
+  if (st.ok()) {
+    auto up = env_.uploader->Upload(dst.key, fd_, size_, dst.display, /*no_replace=*/true,
+                                    /*early=*/nullptr, SpoolCrcLocked());
+    if (up.ok()) {
+      up->info.key = dst.key;
+      out.kind = Outcome::kPublished;
+      out.info = std::move(up->info);
+      return out;
+    }
+    st = up.status();
+  }
+  out.kind = Outcome::kRejected;
+  out.status = std::move(st);
+  return out;
 }
 
 LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace,

@@ -99,8 +99,19 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   uint64_t size_now() const { return size_atomic_.load(); }
   int64_t mtime_sec() const { return mtime_sec_; }
   bool temp_now() const { return temp_atomic_.load(); }
+  // Whether these bytes are the object published under the file's name (kCommitted): until then
+  // only the writer sees the file (Filesystem::VisibleTo).
+  bool published_now() const { return published_atomic_.load(); }
+  // The process writing this file: its creator, then whichever process last wrote to it. Only its
+  // close publishes. 0: unknown (pid namespaces the daemon cannot see into): anyone's close does.
+  pid_t owner() const { return owner_.load(); }
+  void set_owner(pid_t tgid) {
+    if (tgid > 0) owner_.store(tgid);
+  }
   // A file that failed or was dropped: a new open of its name starts a new LocalFile.
   bool Ended() const EXCLUDES(mu_);
+  // Whether a Commit now would upload something (dirty, not a temp file).
+  bool WouldPublish() const EXCLUDES(mu_);
 
   // --- Handles ---
   // One more handle (open of this file). A writer with `truncate` empties it. Fails with the
@@ -132,6 +143,11 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   // unlink(), or another file renamed over this one: never uploaded; open handles keep their
   // bytes. Returns whether it was a temp file.
   bool Discard() EXCLUDES(mu_);
+  // link() of this file to `dst`: uploads these bytes as dst.key with a create that never
+  // replaces (link(2) fails EEXIST when the name exists; identical bytes count as done). The file
+  // itself is unchanged: its own name stays what it was (NIXL: link(tmp, final), unlink(tmp)).
+  // kPublished (info: the object) or kRejected (status).
+  Outcome LinkTo(const Place& dst) EXCLUDES(mu_);
   // rename() of this (temp or unfinished) file to `dst`: uploads it under dst.key first unless
   // `dst_temp` (returns when durable; on failure the file is unchanged, kRejected). Moves it in
   // LocalFiles; *replaced gets a different LocalFile that showed dst.key (to be discarded).
@@ -160,6 +176,8 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   const int64_t mtime_sec_;
   std::atomic<uint64_t> size_atomic_{0};
   std::atomic<bool> temp_atomic_{false};
+  std::atomic<bool> published_atomic_{false};
+  std::atomic<pid_t> owner_{0};
 
   mutable Mutex mu_;
   Place place_ GUARDED_BY(mu_);

@@ -1,5 +1,6 @@
 #include "fs/process_state.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -13,13 +14,11 @@ namespace kvfs {
 
 namespace {
 
-constexpr unsigned long kPfExiting = 0x00000004;  // include/linux/sched.h
-
 // Reads a small /proc file; nullopt with errno set when it cannot be opened (or read).
 std::optional<std::string> ReadSmall(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
-  char buf[1024];
+  char buf[4096];  // /proc/PID/status is ~1.5 KB
   auto n = ReadFull(fd, buf, sizeof(buf), path);
   close(fd);
   if (!n.ok()) {
@@ -31,33 +30,76 @@ std::optional<std::string> ReadSmall(const std::string& path) {
 
 }  // namespace
 
-std::optional<bool> StatSaysExiting(std::string_view stat) {
-  // "pid (comm) S ppid pgrp session tty_nr tpgid flags ...": comm may hold spaces and ')'.
-  size_t close_paren = stat.rfind(')');
-  if (close_paren == std::string_view::npos) return std::nullopt;
-  std::string rest(stat.substr(close_paren + 1));
-  const char* p = rest.c_str();
-  char* end = nullptr;
-  while (*p == ' ') ++p;
-  const char state = *p;
-  if (state == '\0') return std::nullopt;
+std::optional<bool> StatusSaysExiting(std::string_view status) {
+  size_t at = status.find("State:");
+  if (at == std::string_view::npos) return std::nullopt;
+  at += 6;
+  while (at < status.size() && (status[at] == ' ' || status[at] == '\t')) ++at;
+  if (at >= status.size()) return std::nullopt;
+  const char state = status[at];
   if (state == 'Z' || state == 'X' || state == 'x') return true;
-  ++p;
-  for (int field = 4; field <= 8; ++field) {  // ppid, pgrp, session, tty_nr, tpgid
-    std::strtol(p, &end, 10);
-    if (end == p) return std::nullopt;
-    p = end;
-  }
-  unsigned long flags = std::strtoul(p, &end, 10);
-  if (end == p) return std::nullopt;
-  return (flags & kPfExiting) != 0;
+  // do_exit() drops the task's memory (exit_mm) before it closes its files (exit_files): a
+  // user task without an mm is past the point of no return. /proc/PID/status shows the Vm*
+  // lines only while there is an mm.
+  return status.find("\nVmSize:") == std::string_view::npos;
 }
 
 bool ProcessIsExiting(pid_t pid) {
   if (pid <= 0) return false;
-  auto stat = ReadSmall("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return errno == ENOENT || errno == ESRCH;  // gone (reaped) by now
-  return StatSaysExiting(*stat).value_or(false);
+  // /proc/PID/status, not /proc/PID/stat: reading stat waits for a task that is in the middle of
+  // an exec, and a task closes its O_CLOEXEC descriptors (FLUSH) in the middle of its exec:
+  // the daemon would wait for the task, the task for the daemon's answer.
+  auto status = ReadSmall("/proc/" + std::to_string(pid) + "/status");
+  if (!status) return errno == ENOENT || errno == ESRCH;  // gone (reaped) by now
+  return StatusSaysExiting(*status).value_or(false);
+}
+
+std::optional<pid_t> StatusSaysTgid(std::string_view status) {
+  size_t at = status.find("\nTgid:");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string rest(status.substr(at + 6, 32));
+  char* end = nullptr;
+  long v = std::strtol(rest.c_str(), &end, 10);
+  if (end == rest.c_str() || v <= 0) return std::nullopt;
+  return static_cast<pid_t>(v);
+}
+
+pid_t ThreadGroupOf(pid_t pid) {
+  if (pid <= 0) return 0;
+  auto status = ReadSmall("/proc/" + std::to_string(pid) + "/status");
+  if (!status) return 0;
+  return StatusSaysTgid(*status).value_or(0);
+}
+
+bool HoldsWritableFd(pid_t tgid, uint64_t ino, std::string_view name) {
+  if (tgid <= 0) return false;
+  const std::string fd_dir = "/proc/" + std::to_string(tgid) + "/fd";
+  DIR* d = opendir(fd_dir.c_str());
+  if (d == nullptr) return false;
+  // readlink first (one system call per descriptor); only a descriptor whose path ends in the
+  // file's name has its fdinfo read for the inode number and the access mode.
+  const std::string suffix = "/" + std::string(name);
+  bool found = false;
+  char target[4096];
+  while (!found) {
+    struct dirent* e = readdir(d);
+    if (e == nullptr) break;
+    if (e->d_name[0] == '.') continue;
+    ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof(target));
+    if (n <= 0 || static_cast<size_t>(n) < suffix.size() || n == sizeof(target)) continue;
+    std::string_view t(target, static_cast<size_t>(n));
+    if (t.substr(t.size() - suffix.size()) != suffix) continue;
+    auto info = ReadSmall("/proc/" + std::to_string(tgid) + "/fdinfo/" + e->d_name);
+    if (!info) continue;
+    size_t at = info->find("\nino:");
+    size_t fl = info->find("flags:");
+    if (at == std::string::npos || fl == std::string::npos) continue;
+    const uint64_t fd_ino = std::strtoull(info->c_str() + at + 5, nullptr, 10);
+    const unsigned long flags = std::strtoul(info->c_str() + fl + 6, nullptr, 8);
+    found = fd_ino == ino && (flags & O_ACCMODE) != O_RDONLY;
+  }
+  closedir(d);
+  return found;
 }
 
 bool ProcMatchesOwnPid() {

@@ -46,7 +46,13 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
 
 void ReplyLookup(fuse_req_t req, fuse_ino_t parent, const std::string& name,
                  const Result<FsEntry>& r) {
-  if (r.ok()) return ReplyEntry(req, r->attr);
+  if (r.ok() && r->attr.ino == 0) {
+    // Hidden from this caller (a chunk another process is writing): a miss the kernel must not
+    // keep, or the writer itself would find its own file missing.
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  if (r.ok()) return ReplyEntry(req, r->attr, r->uncached);
   if (r.status().code() == StatusCode::kNotFound) {
     // Negative entry with a timeout: the kernel itself caches the miss.
     fuse_entry_param e;
@@ -74,11 +80,12 @@ StoreWaitPool& PoolOf(fuse_req_t req) {
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   const ScopedDeadline deadline = RequestDeadline(req);
   bool needs_store = false;
-  auto r = FsOf(req).Lookup(parent, name, &needs_store);
+  const pid_t pid = fuse_req_ctx(req)->pid;
+  auto r = FsOf(req).Lookup(parent, name, &needs_store, pid);
   if (!needs_store) return ReplyLookup(req, parent, name, r);
   PoolOf(req).Submit(
-      [req, parent, n = std::string(name)] {
-        ReplyLookup(req, parent, n, FsOf(req).Lookup(parent, n));
+      [req, parent, pid, n = std::string(name)] {
+        ReplyLookup(req, parent, n, FsOf(req).Lookup(parent, n, nullptr, pid));
       },
       LateReply(req, "lookup", Named(parent, name)));
 }
@@ -148,11 +155,15 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
               FsOf(req).Rename(parent, name, newparent, newname, flags));
 }
 
-// Links, symlinks and special files have no object form: EPERM, as for filesystems that do not
-// support them (link(2), symlink(2), mknod(2)).
-void OpLink(fuse_req_t req, fuse_ino_t, fuse_ino_t parent, const char* name) {
-  ReplyErrno(req, "link", Named(parent, name), EPERM);
+void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char* name) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  auto r = FsOf(req).Link(ino, parent, name);
+  if (!r.ok()) return ReplyErr(req, "link", Named(parent, name), r.status());
+  ReplyEntry(req, r->attr);
 }
+
+// Symlinks and special files have no object form: EPERM, as for filesystems that do not support
+// them (symlink(2), mknod(2)).
 void OpSymlink(fuse_req_t req, const char*, fuse_ino_t parent, const char* name) {
   ReplyErrno(req, "symlink", Named(parent, name), EPERM);
 }
@@ -171,12 +182,13 @@ void ReplyOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, const Result<
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const ScopedDeadline deadline = RequestDeadline(req);
   bool needs_store = false;
-  auto r = FsOf(req).Open(ino, fi->flags, &needs_store);
+  const pid_t pid = fuse_req_ctx(req)->pid;
+  auto r = FsOf(req).Open(ino, fi->flags, &needs_store, pid);
   if (!needs_store) return ReplyOpen(req, ino, fi, r);
   // libfuse reads only the fields of *fi when replying: a copy serves from another thread.
   PoolOf(req).Submit(
-      [req, ino, info = *fi]() mutable {
-        ReplyOpen(req, ino, &info, FsOf(req).Open(ino, info.flags));
+      [req, ino, pid, info = *fi]() mutable {
+        ReplyOpen(req, ino, &info, FsOf(req).Open(ino, info.flags, nullptr, pid));
       },
       LateReply(req, "open", Ino(ino)));
 }
@@ -184,7 +196,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
               fuse_file_info* fi) {
   const ScopedDeadline deadline = RequestDeadline(req);
-  auto r = FsOf(req).CreateFile(parent, name, fi->flags);
+  auto r = FsOf(req).CreateFile(parent, name, fi->flags, fuse_req_ctx(req)->pid);
   if (!r.ok()) return ReplyErr(req, "create", Named(parent, name), r.status());
   fi->fh = r->second.fh;
   fi->keep_cache = 0;
@@ -192,7 +204,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   fuse_entry_param e;
   std::memset(&e, 0, sizeof(e));
   e.ino = r->first.attr.ino;
-  e.attr_timeout = e.entry_timeout = FsOf(req).entry_timeout_secs();
+  e.attr_timeout = e.entry_timeout = r->first.uncached ? 0 : FsOf(req).entry_timeout_secs();
   FillStat(r->first.attr, &e.attr);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) FsOf(req).Release(r->second.fh);
 }
@@ -240,7 +252,9 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,
              fuse_file_info* fi) {
   const ScopedDeadline deadline = RequestDeadline(req);
-  auto r = FsOf(req).Write(fi->fh, static_cast<uint64_t>(off), data, size);
+  // A shared mapping's pages are written back by the kernel (writepage): not the writer's pid.
+  const pid_t pid = fi->writepage ? 0 : fuse_req_ctx(req)->pid;
+  auto r = FsOf(req).Write(fi->fh, static_cast<uint64_t>(off), data, size, pid);
   if (!r.ok()) return ReplyErr(req, "write", Ino(ino), r.status());
   fuse_reply_write(req, *r);
 }
@@ -263,7 +277,7 @@ void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const ScopedDeadline deadline = RequestDeadline(req);
-  auto r = FsOf(req).OpenDir(ino);
+  auto r = FsOf(req).OpenDir(ino, fuse_req_ctx(req)->pid);
   if (!r.ok()) return ReplyErr(req, "opendir", Ino(ino), r.status());
   fi->fh = *r;
   if (fuse_reply_open(req, fi) == -ENOENT) FsOf(req).ReleaseDir(*r);

@@ -38,9 +38,13 @@ std::string CurrentLogLevel() {
 }  // namespace
 
 void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  // Files and directories have no attributes (as before, when the kernel answered itself).
-  if (ino != FUSE_ROOT_ID)
-    return ReplyErrno(req, "getxattr", std::string(name) + " of " + Ino(ino), ENOTSUP);
+  // Files and directories have no attributes: "no such attribute" (ENODATA), the answer engines
+  // and tools expect (ENOTSUP would say attributes cannot exist at all). Not logged: it is the
+  // normal answer (the kernel asks for security.capability before writes).
+  if (ino != FUSE_ROOT_ID) {
+    fuse_reply_err(req, ENODATA);
+    return;
+  }
   const FuseOptions& o = OptionsOf(req);
   if (o.stats_text && std::strcmp(name, kStatsXattr) == 0) {
     return ReplyXattrValue(req, "getxattr", o.stats_text(), size);
@@ -52,7 +56,7 @@ void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 }
 
 void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  if (ino != FUSE_ROOT_ID) return ReplyErrno(req, "listxattr", Ino(ino), ENOTSUP);
+  if (ino != FUSE_ROOT_ID) return ReplyXattrValue(req, "listxattr", "", size);  // none
   std::string names;
   const FuseOptions& o = OptionsOf(req);
   if (o.stats_text) names.append(kStatsXattr, sizeof(kStatsXattr));  // with its NUL

@@ -71,6 +71,9 @@ class CachedReader : public ChunkReader, private FetchOwner {
                     std::optional<uint32_t> crc) override EXCLUDES(mu_);
   void Invalidate(const std::string& key) override EXCLUDES(mu_);
   std::optional<LocalCopyInfo> LocalCopy(const std::string& key) override;
+  bool ServesLocally(const ObjectInfo& info) const override {
+    return cache_ != nullptr && info.size <= cache_->capacity();
+  }
 
   ReaderStats Stats() const;
   const CachedReaderOptions& options() const { return opts_; }

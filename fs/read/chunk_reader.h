@@ -40,6 +40,10 @@ class ReadHandle {
   // Whether a read of [offset, offset+size) would wait on the store. Must not block. The default
   // (streamed reads) always does.
   virtual bool WouldWait(uint64_t offset, uint64_t size) const { return true; }
+  // The object is about to be deleted while this handle is open (unlink): bring what later reads
+  // need to this node now, where the handle keeps it (POSIX: an unlinked file lives until its
+  // last close). The default has nothing to do.
+  virtual Status KeepLocal() { return Status::OK(); }
 };
 
 // Thread-safe.
@@ -57,6 +61,9 @@ class ChunkReader {
                             std::optional<uint32_t> crc) {
     return false;
   }
+  // Whether Open(info) would serve reads from a local file (a cache entry or a download into
+  // one), decided before opening (an open that never reads fetches nothing: LazyReadHandle).
+  virtual bool ServesLocally(const ObjectInfo& info) const { return false; }
   // Forgets any local copy of `key` (after unlink, or when the object changed).
   virtual void Invalidate(const std::string& key) {}
 

@@ -1,5 +1,6 @@
 // The write path's state machine at its edges: a writer that dies publishes nothing, a lost
 // create race never leaves our bytes as the cache entry, and the /proc parse behind both.
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <set>
@@ -112,13 +113,37 @@ TEST_F(DyingWriterTest, LostCreateRaceNeverAdoptsOurBytes) {
   EXPECT_EQ(recorder_->adopted.count("p/mine.pt"), 1u);
 }
 
-TEST(ProcessState, ParsesStat) {
-  // flags (field 9) with PF_EXITING (0x4) set / clear; comm with spaces and parentheses.
-  EXPECT_EQ(StatSaysExiting("12 (py thon) R 1 12 12 0 -1 4194564 0 0"), std::optional(true));
-  EXPECT_EQ(StatSaysExiting("12 (a) b)) S 1 12 12 0 -1 4194560 0 0"), std::optional(false));
-  EXPECT_EQ(StatSaysExiting("12 (x) Z 1 12 12 0 -1 0"), std::optional(true));
-  EXPECT_EQ(StatSaysExiting("garbage"), std::nullopt);
-  EXPECT_EQ(StatSaysExiting("12 (x) S 1 2"), std::nullopt);
+TEST(ProcessState, ParsesStatus) {
+  const std::string live = "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t77\n"
+                           "Pid:\t78\nVmPeak:\t  100 kB\nVmSize:\t  100 kB\n";
+  EXPECT_EQ(StatusSaysExiting(live), std::optional(false));
+  EXPECT_EQ(StatusSaysTgid(live), std::optional<pid_t>(77));  // thread 78 of process 77
+  // Past exit_mm(): no Vm* lines; a zombie.
+  EXPECT_EQ(StatusSaysExiting("Name:\tx\nState:\tR (running)\nTgid:\t5\n"), std::optional(true));
+  EXPECT_EQ(StatusSaysExiting("Name:\tx\nState:\tZ (zombie)\nTgid:\t5\n"), std::optional(true));
+  EXPECT_EQ(StatusSaysExiting("garbage"), std::nullopt);
+  EXPECT_EQ(StatusSaysTgid("garbage"), std::nullopt);
+}
+
+TEST(ProcessState, ThreadGroupAndDescriptors) {
+  EXPECT_EQ(ThreadGroupOf(getpid()), getpid());
+  EXPECT_EQ(ThreadGroupOf(0), 0);
+  // A writable descriptor of a file is found by inode number and name; a read-only one is not.
+  char path[] = "/tmp/kvfs-holds-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  struct stat st;
+  ASSERT_EQ(fstat(fd, &st), 0);
+  const std::string name = std::string(path).substr(5);
+  EXPECT_TRUE(HoldsWritableFd(getpid(), st.st_ino, name));
+  EXPECT_FALSE(HoldsWritableFd(getpid(), st.st_ino + 1, name));
+  EXPECT_FALSE(HoldsWritableFd(getpid(), st.st_ino, "other-name"));
+  close(fd);
+  EXPECT_FALSE(HoldsWritableFd(getpid(), st.st_ino, name));
+  int ro = open(path, O_RDONLY);
+  EXPECT_FALSE(HoldsWritableFd(getpid(), st.st_ino, name));
+  close(ro);
+  unlink(path);
 }
 
 TEST(ProcessState, LiveAndGoneProcesses) {

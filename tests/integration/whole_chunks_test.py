@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Whole chunks, really (issues 21 and 27), through real kvfs daemons of one store:
+
+- who publishes: only the writer's own last close - not a child's copy of the descriptor (closed
+  at exec or exit, killed or not), not the shell's dup2 + close (`cat > f`, `echo > f`,
+  `dd of=`), not a dying writer; `cp` and `tee` work as on a local disk;
+- a chunk being written is invisible to other processes on the node (ENOENT, not listed) until
+  it is published; the writer reads its own bytes back;
+- an empty file is a file (touch), here and on another node;
+- fstat, read, write and ftruncate through a descriptor whose file was unlinked;
+- a directory made with mkdir stays after its last file is removed, on every node, until rmdir;
+- a writable shared mapping works (no SIGBUS) and its bytes are what is published.
+
+    whole_chunks_test.py --kvfs PATH/kvfs --backend s3|dir
+
+Prints `N passed, N failed`; exit 1 on a failure, 77 when skipped (no FUSE / no S3 endpoint)
+unless KVFS_REQUIRE_FUSE=1 / KVFS_REQUIRE_S3=1.
+"""
+import argparse
+import errno
+import mmap
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import daemon_test as dt
+from engines_replay import Checks
+
+MIB = 1 << 20
+TTL = 1  # metadata_cache_ttl_secs: node B sees A's changes this long after a lookup
+
+
+def payload(seed, size):
+    block = bytes((seed * 131 + i) & 0xFF for i in range(4096))
+    return (block * (size // 4096 + 1))[:size]
+
+
+def stored(store):
+    """name -> size of the objects in the store (names relative to the prefix)."""
+    return {k: v[0] for k, v in store.objects().items()}
+
+
+def wait_for(fn, what, timeout=10.0):
+    deadline = time.time() + timeout
+    while True:
+        if fn():
+            return
+        assert time.time() < deadline, "timed out waiting for " + what
+        time.sleep(0.05)
+
+
+def in_child(fn):
+    """Runs fn() in a forked child; returns its exit status (0: fn returned)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            fn()
+            code = 0
+        except BaseException as e:  # noqa: BLE001 - reported through the exit status
+            print("child: %r" % e, flush=True)
+        finally:
+            os._exit(code)
+    _, st = os.waitpid(pid, 0)
+    return st
+
+
+def run(ctx, checks):
+    store = ctx.store()
+    opts = {"metadata_cache_ttl_secs": str(TTL)}
+    a = dt.Daemon(ctx, store, ctx.path("mnt-A"), ctx.path("cache-A"), opts, name="A")
+    b = dt.Daemon(ctx, store, ctx.path("mnt-B"), ctx.path("cache-B"), opts, name="B")
+    size = 8 * MIB
+    data = payload(1, size)
+
+    def subprocess_mid_write():
+        p = os.path.join(a.mnt, "sub.bin")
+        with open(p, "wb") as f:
+            f.write(data[: size // 2])
+            f.flush()
+            subprocess.run(["true"], check=True)  # the child closes its copy at exec
+            subprocess.run([sys.executable, "-c", "pass"], close_fds=False, check=True)
+            assert "sub.bin" not in stored(store), "published by a child's close"
+            f.write(data[size // 2:])
+        assert stored(store).get("sub.bin") == size, "store: %s" % stored(store)
+        with open(p, "rb") as f:
+            assert f.read() == data
+    checks.run("a writer that starts subprocesses mid-chunk publishes the whole chunk at its "
+               "own close", subprocess_mid_write)
+
+    def fork_without_exec():
+        p = os.path.join(a.mnt, "fork.bin")
+        fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+        os.write(fd, data[: size // 2])
+        # One child closes its copy explicitly, one exits with it open, one is killed.
+        assert in_child(lambda: os.close(fd)) == 0
+        assert in_child(lambda: None) == 0
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        assert "fork.bin" not in stored(store), "published by a child"
+        os.write(fd, data[size // 2:])
+        os.close(fd)
+        assert stored(store).get("fork.bin") == size
+    checks.run("fork without exec: the children's closes (explicit, at exit, killed) publish "
+               "nothing; the writer's does", fork_without_exec)
+
+    def dup_then_close():
+        p = os.path.join(a.mnt, "dup.bin")
+        fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+        fd2 = os.dup(fd)
+        os.close(fd)  # the writer still holds fd2: not its last close
+        assert "dup.bin" not in stored(store)
+        os.write(fd2, data)
+        fd3 = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(fd2, fd3)  # dup2 onto another descriptor, then close the first
+        os.close(fd2)
+        assert "dup.bin" not in stored(store)
+        os.close(fd3)
+        assert stored(store).get("dup.bin") == size
+    checks.run("dup/dup2: the close of one of two descriptors does not publish; the last does",
+               dup_then_close)
+
+    def shell_tools():
+        src = ctx.path("src.bin")
+        with open(src, "wb") as f:
+            f.write(data)
+        cmds = {
+            "cat.bin": "cat %s > %s/cat.bin" % (src, a.mnt),
+            "dd.bin": "dd if=%s of=%s/dd.bin bs=1M status=none" % (src, a.mnt),
+            "cp.bin": "cp %s %s/cp.bin" % (src, a.mnt),
+            "tee.bin": "tee %s/tee.bin < %s > /dev/null" % (a.mnt, src),
+        }
+        for name, cmd in cmds.items():
+            r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True)
+            assert r.returncode == 0, "%s: exit %d: %s" % (cmd, r.returncode, r.stderr)
+        r = subprocess.run(["bash", "-c", "echo hello > %s/echo.txt" % a.mnt],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, "echo > f: %s" % r.stderr
+        objs = store.objects()
+        for name in cmds:
+            assert objs.get(name, (0, ""))[0] == size, "%s: %s" % (name, objs.get(name))
+            assert objs[name][1] == dt.sha(data), name + ": bytes differ"
+        assert objs.get("echo.txt", (0,))[0] == 6, "echo.txt: %s" % (objs.get("echo.txt"),)
+    checks.run("cat > f, dd of=f, cp, tee, echo > f: each publishes the whole file",
+               shell_tools)
+
+    def killed_writer():
+        p = os.path.join(a.mnt, "killed.bin")
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+            os.write(fd, data[: size // 2])
+            os.write(w, b"x")
+            time.sleep(60)
+            os._exit(0)
+        os.close(w)
+        os.read(r, 1)
+        os.close(r)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        wait_for(lambda: not os.path.exists(p), "the killed writer's file to vanish")
+        assert "killed.bin" not in stored(store)
+    checks.run("a killed writer publishes nothing and its file vanishes", killed_writer)
+
+    def invisible_while_written():
+        p = os.path.join(a.mnt, "busy.bin")
+        r, w = os.pipe()
+        r2, w2 = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            os.close(w2)
+            code = 1
+            try:
+                fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+                os.write(fd, data[: 3 * MIB])
+                # The writer sees its own file and reads its own bytes.
+                assert os.path.exists(p) and os.stat(p).st_size == 3 * MIB
+                with open(p, "rb") as f:
+                    assert f.read() == data[: 3 * MIB]
+                os.write(w, b"w")
+                os.read(r2, 1)  # the other process looked
+                os.write(fd, data[3 * MIB:])
+                os.close(fd)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        os.close(r2)
+        assert os.read(r, 1) == b"w", "the writer failed"
+        assert not os.path.exists(p), "another process sees a chunk being written"
+        dt.expect_errno(lambda: open(p, "rb"), errno.ENOENT, "open of a chunk being written")
+        assert "busy.bin" not in os.listdir(a.mnt), "a chunk being written is listed"
+        os.write(w2, b"g")
+        _, st = os.waitpid(pid, 0)
+        assert st == 0, "writer status %#x" % st
+        with open(p, "rb") as f:
+            assert f.read() == data, "the published chunk reads back different"
+    checks.run("a chunk being written is invisible to other processes until published; the "
+               "writer reads its own bytes", invisible_while_written)
+
+    def empty_file():
+        p = os.path.join(a.mnt, "empty.marker")
+        r = subprocess.run(["touch", p], capture_output=True, text=True)
+        assert r.returncode == 0, "touch: %s" % r.stderr
+        with open(os.path.join(a.mnt, "empty2"), "wb"):
+            pass
+        assert os.stat(p).st_size == 0
+        assert stored(store).get("empty.marker") == 0
+        time.sleep(TTL + 0.5)
+        q = os.path.join(b.mnt, "empty.marker")
+        assert os.path.exists(q) and os.stat(q).st_size == 0
+        with open(q, "rb") as f:
+            assert f.read() == b""
+    checks.run("an empty file is a file (touch, open+close), here and on node B", empty_file)
+
+    def unlinked_open_file():
+        with tempfile.TemporaryFile(dir=a.mnt) as f:  # created, unlinked at once
+            f.write(b"abc" * 1000)
+            f.flush()
+            assert os.fstat(f.fileno()).st_size == 3000
+            f.seek(0)
+            assert f.read() == b"abc" * 1000
+            f.truncate(10)
+            assert os.fstat(f.fileno()).st_size == 10
+        p = os.path.join(a.mnt, "gone.bin")
+        with open(p, "wb") as f:
+            f.write(data[:MIB])
+        f = open(p, "rb")
+        os.unlink(p)
+        assert os.fstat(f.fileno()).st_size == MIB
+        assert f.read() == data[:MIB]
+        f.close()
+    checks.run("fstat/read/ftruncate through a descriptor of an unlinked file",
+               unlinked_open_file)
+
+    def directory_stays():
+        d = os.path.join(a.mnt, "tier")
+        os.mkdir(d)
+        with open(os.path.join(d, "c1"), "wb") as f:
+            f.write(data[:MIB])
+        time.sleep(TTL + 0.5)
+        os.unlink(os.path.join(b.mnt, "tier", "c1"))  # node B evicts the last file
+        time.sleep(TTL + 0.5)
+        for m in (a.mnt, b.mnt):
+            assert os.path.isdir(os.path.join(m, "tier")), "the directory vanished on " + m
+            with open(os.path.join(m, "tier", "c2-" + os.path.basename(m)), "wb") as f:
+                f.write(data[:MIB])
+        time.sleep(TTL + 0.5)
+        for name in os.listdir(os.path.join(a.mnt, "tier")):
+            os.unlink(os.path.join(a.mnt, "tier", name))
+        os.rmdir(d)
+        time.sleep(TTL + 0.5)
+        assert not os.path.exists(os.path.join(b.mnt, "tier")), "rmdir did not reach node B"
+    checks.run("a directory made with mkdir stays after its last file goes, on both nodes, "
+               "until rmdir", directory_stays)
+
+    def shared_mapping():
+        p = os.path.join(a.mnt, "mapped.bin")
+        fd = os.open(p, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o644)
+        os.ftruncate(fd, MIB)
+        m = mmap.mmap(fd, MIB, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        m[:] = data[:MIB]
+        m.flush()
+        m.close()
+        os.close(fd)
+        assert stored(store).get("mapped.bin") == MIB
+        with open(p, "rb") as f:
+            assert f.read() == data[:MIB]
+    checks.run("a writable shared mapping of a new file: no SIGBUS, its bytes are published",
+               shared_mapping)
+
+    leftovers = [k for k in stored(store) if ".tmp" in k]
+    checks.run("bucket: nothing under a temporary name", lambda: not leftovers or (_ for _ in ()).throw(
+        AssertionError(leftovers)))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kvfs", required=True)
+    ap.add_argument("--backend", choices=["dir", "s3"], default="s3")
+    args = ap.parse_args()
+    dt.require(s3=args.backend == "s3")
+    t0 = time.time()
+    ctx = dt.Ctx(os.path.abspath(args.kvfs), args.backend,
+                 tempfile.mkdtemp(prefix="kvfs-whole-"))
+    checks = Checks()
+    try:
+        run(ctx, checks)
+    finally:
+        ctx.cleanup()
+        shutil.rmtree(ctx.work, ignore_errors=True)
+    print("whole_chunks_test (%s): %d passed, %d failed (%.1fs)%s" % (
+        args.backend, checks.passed, len(checks.failed), time.time() - t0,
+        (": " + ", ".join(checks.failed)) if checks.failed else ""))
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
