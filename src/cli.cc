@@ -113,6 +113,16 @@ Status ParseMountOptions(const std::string& options, CommandLine* cmd) {
   return flush();
 }
 
+std::string EscapeFuseOptionValue(const std::string& value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == ',' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
   CommandLine cmd;
   std::vector<std::string> positional;

@@ -15,6 +15,7 @@
 #include "fs/fuse/fuse_adapter.h"
 #include "fs/read/cached_reader.h"
 #include "fs/read/direct_reader.h"
+#include "src/cli.h"
 #include "src/config_warnings.h"
 #include "src/daemonize.h"
 #include "src/logging.h"
@@ -209,9 +210,13 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   fo.max_threads = config.fuse_threads;
   fo.blocking_timeout_ms = int64_t{config.blocking_timeout} * 1000;
   fo.allow_other = config.allow_other;
-  fo.fsname = config.source.empty() ? "kvfs" : config.source;
+  // Both go into libfuse's "-o" string as they are: escaped, a comma in SOURCE (or in a value the
+  // command line unescaped) stays in its option instead of adding one, e.g. allow_other.
+  fo.fsname = EscapeFuseOptionValue(config.source.empty() ? "kvfs" : config.source);
   fo.debug = cmd.debug;
-  fo.extra_mount_options = cmd.fuse_options;
+  for (const std::string& o : cmd.fuse_options) {
+    fo.extra_mount_options.push_back(EscapeFuseOptionValue(o));
+  }
   if (config.read_only) fo.extra_mount_options.push_back("ro");
   if (config.max_read != 0) fo.max_read = static_cast<uint32_t>(config.max_read);
   fo.stats_text = stack.StatsText();

@@ -275,5 +275,19 @@ TEST(DocumentationTest, ManPageCoversEveryKey) {
   }
 }
 
+// SOURCE goes into libfuse's option string as fsname (issue 21 section 8): a comma in it must not
+// start another option, and a backslash must not escape the character after it.
+TEST(CommandLineTest, FuseOptionValuesAreEscapedForLibfuse) {
+  EXPECT_EQ(EscapeFuseOptionValue("s3://b/p"), "s3://b/p");
+  EXPECT_EQ(EscapeFuseOptionValue("s3://b/p,allow_other"), "s3://b/p\\,allow_other");
+  EXPECT_EQ(EscapeFuseOptionValue("a\\,b"), "a\\\\\\,b");
+  EXPECT_EQ(EscapeFuseOptionValue("trailing\\"), "trailing\\\\");
+  // What kvfs's own -o parser unescaped (fsname=x\,allow_other) is escaped again for libfuse.
+  auto cmd = Parse({"s3://b", "/m", "-o", "fsname=x\\,allow_other"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  ASSERT_EQ(cmd->fuse_options.size(), 1u);
+  EXPECT_EQ(EscapeFuseOptionValue(cmd->fuse_options[0]), "fsname=x\\,allow_other");
+}
+
 }  // namespace
 }  // namespace kvfs

@@ -62,7 +62,33 @@ def case_env_endpoint(ctx):
     daemon_test.check_store(store, {"c.pt": sha(data)})
 
 
-CASES = [("env_endpoint", case_env_endpoint)]
+def case_source_comma(ctx):
+    """A SOURCE ending in ",allow_other" is one fsname, not an option (section 8): the mount has
+    no allow_other, /proc/mounts shows the whole source, and the store is the one it names."""
+    store = ctx.store()
+    if ctx.backend == "dir":
+        source = store.source + ",allow_other"
+        odd = daemon_test.DirStore(store.root + ",allow_other")
+        ctx.stores.append(odd)
+    else:
+        source = store.source + ",allow_other"  # the prefix "kv,allow_other"
+        odd = store
+    mnt = ctx.path("mnt")
+    data = chunk("comma", MIB)
+    a = Daemon(ctx, Source(store, source=source), mnt, ctx.path("cache"))
+    fsname, options = proc_mount_options(mnt)
+    assert "allow_other" not in options, "allow_other from SOURCE: %s" % options
+    assert fsname == source, "fsname %r, expected %r" % (fsname, source)
+    ok("no allow_other; fsname %s" % fsname)
+    write_chunk(mnt, "c.pt", data)
+    a.unmount()
+    objs = odd.objects()
+    name = "c.pt" if ctx.backend == "dir" else "kv,allow_other/c.pt"
+    assert objs.get(name, (0, ""))[1] == sha(data), "objects: %s" % sorted(objs)
+    ok("the chunk is under the source's own name: %s" % name)
+
+
+CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma)]
 
 if __name__ == "__main__":
     daemon_test.CASES = CASES  # the same runner: temp dir per case, cleanup, exit 77 rules
