@@ -20,6 +20,7 @@
 #include "src/daemonize.h"
 #include "src/logging.h"
 #include "src/metrics_server.h"
+#include "src/process_setup.h"
 #include "src/recovery.h"
 #include "src/stats_text.h"
 #include "src/store_factory.h"
@@ -165,6 +166,9 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     return 1;
   }
   LogSecurityWarnings(config);  // on the terminal, before the daemon moves to syslog
+  // Running out of descriptors fails opens and downloads (the cache keeps its entries then, see
+  // ChunkCache::Lookup); take what the hard limit (systemd's LimitNOFILE) allows.
+  RaiseFileLimit();
   Daemonizer daemon;
   if (!cmd.foreground) {
     daemon.Start();  // before any thread exists

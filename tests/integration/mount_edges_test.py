@@ -8,11 +8,12 @@ of file descriptors, a credential_process that never answers, the stale-upload c
 Uses the harness of daemon_test.py (stores, Daemon, run_fail, exit 77 when FUSE or S3 is missing).
 """
 import os
+import resource
 import subprocess
 import sys
 
 import daemon_test
-from daemon_test import STEP_TIMEOUT, Daemon, chunk, mounted, ok, sha, write_chunk
+from daemon_test import STEP_TIMEOUT, Daemon, chunk, mounted, ok, read_direct, sha, write_chunk
 
 MIB = daemon_test.MIB
 
@@ -88,7 +89,109 @@ def case_source_comma(ctx):
     ok("the chunk is under the source's own name: %s" % name)
 
 
-CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma)]
+def nofile_limit(pid):
+    with open("/proc/%d/limits" % pid) as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                return int(line.split()[3]), int(line.split()[4])
+    raise AssertionError("no open-file limit for %d" % pid)
+
+
+class Limited:
+    """Children started inside get RLIMIT_NOFILE (soft, hard); ours is put back after."""
+
+    def __init__(self, soft, hard):
+        self.want = (soft, hard)
+
+    def __enter__(self):
+        self.saved = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, self.want)
+
+    def __exit__(self, *exc):
+        resource.setrlimit(resource.RLIMIT_NOFILE, self.saved)  # root: may raise the hard limit
+
+
+def cache_entry_files(cache):
+    return sorted(n for n in os.listdir(os.path.join(cache, "data")) if not n.endswith(".fill"))
+
+
+def case_emfile(ctx):
+    """Out of descriptors (section 6): opens fail while the daemon has none left, but no cache
+    entry is dropped, and every chunk is a hit once descriptors are back. The daemon raises its
+    soft limit to the hard one."""
+    store = ctx.store()
+    mnt, cache = ctx.path("mnt"), ctx.path("cache")
+    with Limited(1024, 8192):
+        a = Daemon(ctx, store, mnt, cache, name="soft 1024, hard 8192")
+    assert nofile_limit(a.pid) == (8192, 8192), "limits %s" % (nofile_limit(a.pid),)
+    ok("the daemon raised its soft open-file limit to the hard one (8192)")
+    a.unmount()
+
+    with Limited(256, 256):
+        a = Daemon(ctx, store, mnt, cache, name="256 descriptors")
+    data = {"c%02d.pt" % i: chunk("emfile-%d" % i, 64 * 1024) for i in range(20)}
+    for n, d in data.items():
+        write_chunk(mnt, n, d)
+    for n, d in data.items():
+        assert read_direct(os.path.join(mnt, n)) == d, "bytes of " + n
+    before = a.settled()
+    files = cache_entry_files(cache)
+    assert before["kvfs_cache_entries"] == 20 and len(files) == 20, "%s %s" % (before, files)
+    held, failed = [], 0
+    for _ in range(20):  # 400 opens of cached chunks against 256 descriptors
+        for n in data:
+            try:
+                held.append(os.open(os.path.join(mnt, n), os.O_RDONLY))
+            except OSError:
+                failed += 1
+    for fd in held:
+        os.close(fd)
+    assert failed > 0, "400 opens with 256 descriptors all succeeded: the test proves nothing"
+    ok("%d of 400 opens failed while the daemon was out of descriptors" % failed)
+    after = a.settled()
+    assert after["kvfs_cache_open_failures"] > 0, "no open failure counted: %s" % after
+    assert after["kvfs_cache_entries"] == 20, "cache entries %d -> %d" % (
+        before["kvfs_cache_entries"], after["kvfs_cache_entries"])
+    assert cache_entry_files(cache) == files, "entry files changed: %s" % cache_entry_files(cache)
+    ok("all 20 cache entries and their files kept")
+    for n, d in data.items():
+        assert read_direct(os.path.join(mnt, n)) == d, "bytes of " + n
+    hits = a.settled()["kvfs_read_hits"] - after["kvfs_cache_hits"]
+    assert hits == 20, "%d of 20 reads were hits" % hits
+    ok("every chunk is a hit afterwards")
+    a.unmount()
+
+
+def case_cache_symlink(ctx):
+    """An entry file in the cache replaced by a symlink (section 14): never followed (opened
+    relative to data/ with O_NOFOLLOW); the entry is dropped and the chunk read from the store."""
+    store = ctx.store()
+    mnt, cache = ctx.path("mnt"), ctx.path("cache")
+    a = Daemon(ctx, store, mnt, cache)
+    data = chunk("symlink", 256 * 1024)
+    write_chunk(mnt, "c.pt", data)
+    assert read_direct(os.path.join(mnt, "c.pt")) == data
+    files = cache_entry_files(cache)
+    assert len(files) == 1, files
+    entry = os.path.join(cache, "data", files[0])
+    victim = ctx.path("victim")
+    with open(entry, "rb") as f:
+        size = len(f.read())
+    with open(victim, "wb") as f:
+        f.write(b"V" * size)
+    os.unlink(entry)
+    os.symlink(victim, entry)
+    got = read_direct(os.path.join(mnt, "c.pt"))
+    assert got == data, "read %s bytes through the planted symlink" % (
+        "the victim's" if got[:1] == b"V" else "other")
+    ok("the symlink was not followed; the chunk's own bytes were read")
+    with open(victim, "rb") as f:
+        assert f.read() == b"V" * size, "the victim was changed"
+    a.unmount()
+
+
+CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma),
+         ("emfile", case_emfile), ("cache_symlink", case_cache_symlink)]
 
 if __name__ == "__main__":
     daemon_test.CASES = CASES  # the same runner: temp dir per case, cleanup, exit 77 rules
