@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "src/process_setup.h"
+
 namespace kvfs {
 namespace {
 
@@ -287,6 +289,30 @@ TEST(CommandLineTest, FuseOptionValuesAreEscapedForLibfuse) {
   ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
   ASSERT_EQ(cmd->fuse_options.size(), 1u);
   EXPECT_EQ(EscapeFuseOptionValue(cmd->fuse_options[0]), "fsname=x\\,allow_other");
+}
+
+// The daemon runs in "/" once it detaches (issue 21 section 5): relative paths are taken from
+// the directory kvfs was started in before that.
+TEST(CommandLineTest, RelativePathsAreMadeAbsolute) {
+  char saved[4096];
+  ASSERT_NE(getcwd(saved, sizeof(saved)), nullptr);
+  ASSERT_EQ(chdir("/tmp"), 0);
+  auto cmd = Parse({"s3://b", "mnt/", "-o", "cache_dir=./c/../cache,ca_bundle=ca.pem"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  auto config = ResolveConfig(*cmd, NoEnv());
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  ASSERT_TRUE(MakePathsAbsolute(&*cmd, &*config).ok());
+  EXPECT_EQ(cmd->mountpoint, "/tmp/mnt");
+  EXPECT_EQ(config->cache_dir, "/tmp/cache");
+  EXPECT_EQ(config->s3.ca_bundle, "/tmp/ca.pem");
+  // Absolute and unset paths stay as they are.
+  auto abs = Parse({"s3://b", "/m"});
+  ASSERT_TRUE(abs.ok());
+  KvfsConfig defaults;
+  ASSERT_TRUE(MakePathsAbsolute(&*abs, &defaults).ok());
+  EXPECT_EQ(abs->mountpoint, "/m");
+  EXPECT_EQ(defaults.cache_dir, "");
+  ASSERT_EQ(chdir(saved), 0);
 }
 
 }  // namespace

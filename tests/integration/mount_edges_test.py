@@ -190,8 +190,42 @@ def case_cache_symlink(ctx):
     a.unmount()
 
 
+def case_relative_paths(ctx):
+    """`cd DIR && kvfs SRC mnt -o cache_dir=cache` (section 5): mnt and cache are DIR/mnt and
+    DIR/cache, though the daemon runs in "/" once it detaches."""
+    store = ctx.store()
+    os.makedirs(ctx.path("mnt"))
+    o = dict(store.opts, cache_dir="cache")
+    cmd = [ctx.kvfs, store.source, "mnt", "-o", ",".join("%s=%s" % kv for kv in o.items())]
+    r = subprocess.run(cmd, cwd=ctx.work, env=dict(os.environ, **store.env), capture_output=True,
+                       text=True, timeout=STEP_TIMEOUT)
+    if r.returncode == 0 and not mounted(ctx.path("mnt")):
+        subprocess.run(["fusermount3", "-u", "/mnt"], capture_output=True)  # where it went
+        raise AssertionError("exit 0 but %s is not mounted (mounted elsewhere?)" % ctx.path("mnt"))
+    assert r.returncode == 0, "mount failed (%d): %s" % (r.returncode, r.stderr)
+    a = Attached(ctx, ctx.path("mnt"))
+    assert os.path.isdir(ctx.path("cache/data")), "no cache at %s" % ctx.path("cache")
+    ok("mounted at %s with its cache at %s" % (ctx.path("mnt"), ctx.path("cache")))
+    data = chunk("relative", MIB)
+    write_chunk(ctx.path("mnt"), "c.pt", data)
+    assert len(cache_entry_files(ctx.path("cache"))) == 1, "the chunk is not in ./cache"
+    a.unmount()
+    daemon_test.check_store(store, {"c.pt": sha(data)})
+
+
+class Attached(Daemon):
+    """A mount the test started itself; unmounts like Daemon."""
+
+    def __init__(self, ctx, mnt):
+        pids = daemon_test.daemon_pids("mnt") or daemon_test.daemon_pids(mnt)
+        assert len(pids) == 1, "daemon processes for %s: %s" % (mnt, pids)
+        self.ctx, self.mnt, self.cache, self.pid = ctx, mnt, None, pids[0]
+        ctx.daemons.append(self)
+
+
 CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma),
-         ("emfile", case_emfile), ("cache_symlink", case_cache_symlink)]
+         ("emfile", case_emfile), ("cache_symlink", case_cache_symlink),
+         ("relative_paths", case_relative_paths)]
 
 if __name__ == "__main__":
     daemon_test.CASES = CASES  # the same runner: temp dir per case, cleanup, exit 77 rules
