@@ -54,6 +54,10 @@ std::vector<ConfigKey> BuildTable() {
   // Credentials.
   t.push_back(StringKey(
       "profile", [](KvfsConfig & c) -> auto& { return c.s3.profile; }));
+  t.push_back(DurationKey(
+      "credential_process_timeout_secs",
+      [](KvfsConfig & c) -> auto& { return c.s3.credential_process_timeout_secs; }, 1000, 1,
+      86'400));
   {
     ConfigKey id = StringKey(
         "access_key_id", [](KvfsConfig & c) -> auto& { return c.s3.credentials.access_key_id; });

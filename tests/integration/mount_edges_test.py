@@ -11,6 +11,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 
 import daemon_test
 from daemon_test import STEP_TIMEOUT, Daemon, chunk, mounted, ok, read_direct, sha, write_chunk
@@ -223,9 +224,46 @@ class Attached(Daemon):
         ctx.daemons.append(self)
 
 
+def case_hung_credential_process(ctx):
+    """A profile's credential_process that never answers (section 7): the mount fails within
+    credential_process_timeout_secs, naming the setting and the profile but not the command, and
+    the command's processes are killed."""
+    if ctx.backend != "s3":
+        ok("S3 only")
+        return
+    store = ctx.store()
+    config = ctx.path("aws-config")
+    with open(config, "w") as f:
+        f.write("[profile hung]\ncredential_process = sleep 617 --hunter2\n")
+    env = {"AWS_CONFIG_FILE": config, "AWS_PROFILE": "hung", "AWS_ACCESS_KEY_ID": "",
+           "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_EC2_METADATA_DISABLED": "1",
+           "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials"}
+    mnt = ctx.path("mnt")
+    os.makedirs(mnt)
+    o = dict(store.opts, cache_dir=ctx.path("cache"), credential_process_timeout_secs=2)
+    cmd = [ctx.kvfs, store.source, mnt, "-o", ",".join("%s=%s" % kv for kv in o.items())]
+    t0 = time.time()
+    msg = daemon_test.run_fail(ctx, cmd, ["credential_process_timeout_secs", "profile hung"], mnt,
+                               env=env)
+    assert time.time() - t0 < 30, "took %.0f s" % (time.time() - t0)
+    assert "hunter2" not in msg, "the command line is in the message: %s" % msg
+    left = [p for p in os.listdir("/proc") if p.isdigit() and b"617" in proc_cmdline(p)]
+    assert not left, "the credential_process survived: %s" % left
+    ok("failed in %.1f s; the command was killed" % (time.time() - t0))
+
+
+def proc_cmdline(pid):
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
+
+
 CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma),
          ("emfile", case_emfile), ("cache_symlink", case_cache_symlink),
-         ("relative_paths", case_relative_paths)]
+         ("relative_paths", case_relative_paths),
+         ("hung_credential_process", case_hung_credential_process)]
 
 if __name__ == "__main__":
     daemon_test.CASES = CASES  # the same runner: temp dir per case, cleanup, exit 77 rules
