@@ -153,6 +153,9 @@ std::vector<ConfigKey> BuildTable() {
   t.push_back(DurationKey(
       "stale_upload_age_secs", [](KvfsConfig & c) -> auto& { return c.stale_upload_age_secs; },
       1000, 0, 30 * 86'400));
+  t.push_back(BoolKey(
+      "stale_upload_gc_at_root",
+      [](KvfsConfig & c) -> auto& { return c.stale_upload_gc_at_root; }));
   t.push_back(DurationKey(
       "cached_chunk_trust_secs", [](KvfsConfig & c) -> auto& { return c.cached_chunk_trust_secs; },
       1000, 0, 30 * 86'400));

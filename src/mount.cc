@@ -234,7 +234,8 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
                  config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir,
                  config.cache_size);
     daemon.ReportReady();
-    cleanup.Start(stack.store.get(), stack.fs->options().key_prefix, config.stale_upload_age_secs);
+    cleanup.Start(stack.store.get(), stack.fs->options().key_prefix, config.stale_upload_age_secs,
+                  config.stale_upload_gc_at_root);
   });
   if (!mounted && daemon.active()) {
     daemon.ReportFailure("kvfs: cannot mount " + config.source + " at " + cmd.mountpoint +

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "src/config.h"
+#include "src/recovery.h"
 #include "src/s3_resolve.h"
 #include "tests/support/s3_admin.h"
 
@@ -136,6 +137,19 @@ TEST(StoreFactoryTest, EndpointFromTheEnvironmentIsPathStyleOffAws) {
   EXPECT_TRUE(EffectiveS3Options(aws).path_style);
   unsetenv("AWS_ENDPOINT_URL");
   unsetenv("AWS_ENDPOINT_URL_S3");
+}
+
+// Stale multipart uploads (issue 21 section 10): aborted only under kvfs's own prefix; at a
+// bucket's root, where other applications' uploads are listed too, only when asked.
+TEST(StoreFactoryTest, StaleUploadsAreCollectedOnlyUnderAPrefixUnlessAsked) {
+  EXPECT_TRUE(CollectsStaleUploads("kv/", 3600, false));
+  EXPECT_FALSE(CollectsStaleUploads("", 3600, false));
+  EXPECT_TRUE(CollectsStaleUploads("", 3600, true));
+  EXPECT_FALSE(CollectsStaleUploads("kv/", 0, true)) << "0: never";
+  KvfsConfig config;
+  EXPECT_FALSE(config.stale_upload_gc_at_root);
+  ASSERT_TRUE(ApplyConfigValue("stale_upload_gc_at_root", "true", "test", &config).ok());
+  EXPECT_TRUE(config.stale_upload_gc_at_root);
 }
 
 // Against the test S3 server: a config written the way a user would (host:port source with

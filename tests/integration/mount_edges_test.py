@@ -260,10 +260,50 @@ def proc_cmdline(pid):
         return []
 
 
+def case_upload_gc_root(ctx):
+    """Mounted at a bucket's root, kvfs aborts no multipart upload (section 10): they may be other
+    applications'. Under a prefix, its own stale ones are aborted; at the root only when asked."""
+    if ctx.backend != "s3":
+        ok("S3 only (the directory store's uploads are its own)")
+        return
+    store = ctx.store()
+    code, body = store._curl("POST", "/%s/backups/db.tar" % store.bucket, "uploads=")
+    assert code == 200, "CreateMultipartUpload: HTTP %s %s" % (code, body[:200])
+    code, body = store._curl("POST", "/%s/kv/c.pt" % store.bucket, "uploads=")
+    assert code == 200, "CreateMultipartUpload: HTTP %s %s" % (code, body[:200])
+    assert store.unfinished_uploads() == ["backups/db.tar", "kv/c.pt"], store.unfinished_uploads()
+    root = Source(store, source="s3://" + store.bucket)
+    mnt = ctx.path("mnt")
+    # stale_upload_age_secs=1: both uploads are "stale" after a second.
+    time.sleep(1.5)
+    a = Daemon(ctx, root, mnt, ctx.path("cache"), {"stale_upload_age_secs": 1}, name="root")
+    time.sleep(2)  # the pass runs in the background after the mount
+    a.unmount()
+    assert store.unfinished_uploads() == ["backups/db.tar", "kv/c.pt"], store.unfinished_uploads()
+    ok("at the bucket's root: no upload aborted")
+    a = Daemon(ctx, store, mnt, ctx.path("cache"), {"stale_upload_age_secs": 1}, name="prefix kv")
+    wait_for(lambda: store.unfinished_uploads() == ["backups/db.tar"], "kv/c.pt aborted")
+    a.unmount()
+    ok("under the prefix kv/: its stale upload aborted, the other application's kept")
+    a = Daemon(ctx, root, mnt, ctx.path("cache"),
+               {"stale_upload_age_secs": 1, "stale_upload_gc_at_root": "true"}, name="asked")
+    wait_for(lambda: store.unfinished_uploads() == [], "backups/db.tar aborted")
+    a.unmount()
+    ok("at the root with stale_upload_gc_at_root: aborted")
+
+
+def wait_for(cond, what, secs=20):
+    deadline = time.time() + secs
+    while not cond():
+        assert time.time() < deadline, "timed out waiting for: " + what
+        time.sleep(0.2)
+
+
 CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma),
          ("emfile", case_emfile), ("cache_symlink", case_cache_symlink),
          ("relative_paths", case_relative_paths),
-         ("hung_credential_process", case_hung_credential_process)]
+         ("hung_credential_process", case_hung_credential_process),
+         ("upload_gc_root", case_upload_gc_root)]
 
 if __name__ == "__main__":
     daemon_test.CASES = CASES  # the same runner: temp dir per case, cleanup, exit 77 rules
