@@ -180,6 +180,8 @@ std::vector<ConfigKey> BuildTable() {
       "umask", [](KvfsConfig & c) -> auto& { return c.umask; }));
   t.push_back(BoolKey(
       "read_only", [](KvfsConfig & c) -> auto& { return c.read_only; }));
+  t.push_back(BoolKey(
+      "core_dumps", [](KvfsConfig & c) -> auto& { return c.core_dumps; }));
   t.push_back(IntKey(
       "fuse_threads", [](KvfsConfig & c) -> auto& { return c.fuse_threads; }, 1, 1024));
   t.push_back(SizeKey(

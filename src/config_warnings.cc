@@ -67,6 +67,13 @@ std::vector<std::string> TransportWarnings(const KvfsConfig& config) {
 std::vector<std::string> SecurityWarnings(const KvfsConfig& config) {
   std::vector<std::string> out = config.warnings;
   for (std::string& w : TransportWarnings(config)) out.push_back(std::move(w));
+  // The metrics page has no TLS and no authentication; on every interface anyone who reaches the
+  // node reads the store's name, traffic and errors (and can hold its few connections).
+  if (config.metrics_listen.rfind("0.0.0.0:", 0) == 0) {
+    out.push_back("metrics_listen " + config.metrics_listen +
+                  " serves /metrics on every interface, without TLS or authentication; bind it "
+                  "to 127.0.0.1 or a private interface");
+  }
   return out;
 }
 

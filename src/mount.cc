@@ -169,6 +169,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   // Running out of descriptors fails opens and downloads (the cache keeps its entries then, see
   // ChunkCache::Lookup); take what the hard limit (systemd's LimitNOFILE) allows.
   RaiseFileLimit();
+  ProtectMemory(config.core_dumps);  // before any credential is fetched
   Daemonizer daemon;
   if (!cmd.foreground) {
     daemon.Start();  // before any thread exists

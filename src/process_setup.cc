@@ -1,6 +1,7 @@
 #include "src/process_setup.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include <cerrno>
@@ -51,6 +52,13 @@ uint64_t RaiseFileLimit() {
   }
   spdlog::debug("kvfs: open-file limit {} (hard {})", rl.rlim_cur, rl.rlim_max);
   return rl.rlim_cur;
+}
+
+void ProtectMemory(bool core_dumps) {
+  if (core_dumps) return;
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    spdlog::warn("kvfs: cannot turn off core dumps (PR_SET_DUMPABLE): {}", strerror(errno));
+  }
 }
 
 }  // namespace kvfs

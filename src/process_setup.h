@@ -25,4 +25,9 @@ Status MakePathsAbsolute(CommandLine* cmd, KvfsConfig* config);
 // limit in force afterwards.
 uint64_t RaiseFileLimit();
 
+// Makes the process non-dumpable (PR_SET_DUMPABLE 0): a core dump, and ptrace or /proc/PID/mem
+// by the same user, would show the credentials and session tokens the daemon holds in memory.
+// `core_dumps` (the setting of that name, for debugging a crash) leaves the process as it is.
+void ProtectMemory(bool core_dumps);
+
 }  // namespace kvfs

@@ -3,6 +3,8 @@
 #include "src/cli.h"
 
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -313,6 +315,34 @@ TEST(CommandLineTest, RelativePathsAreMadeAbsolute) {
   EXPECT_EQ(abs->mountpoint, "/m");
   EXPECT_EQ(defaults.cache_dir, "");
   ASSERT_EQ(chdir(saved), 0);
+}
+
+// -s as libfuse means it (issue 21 section 14): one FUSE thread.
+TEST(CommandLineTest, SingleThreadedMeansOneFuseThread) {
+  auto cmd = Parse({"-s", "s3://b", "/m"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  auto config = ResolveConfig(*cmd, NoEnv());
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->fuse_threads, 1);
+  cmd = Parse({"s3://b", "/m"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_EQ(ResolveConfig(*cmd, NoEnv())->fuse_threads, KvfsConfig{}.fuse_threads);
+}
+
+// The daemon is not dumpable unless core_dumps says so (issue 21 section 14): checked in a
+// child, since it cannot be undone.
+TEST(ProcessSetupTest, ProtectMemoryTurnsOffDumps) {
+  for (bool core_dumps : {false, true}) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ProtectMemory(core_dumps);
+      _exit(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == (core_dumps ? 1 : 0) ? 0 : 1);
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "core_dumps " << core_dumps;
+  }
 }
 
 }  // namespace

@@ -196,5 +196,19 @@ TEST(TransportWarningTest, HttpsAndLocalDirectoriesAreQuiet) {
   EXPECT_EQ(log.text(), "");
 }
 
+// /metrics on every interface has no TLS and no authentication (issue 21 section 14): warned.
+TEST(TransportWarningTest, MetricsOnEveryInterface) {
+  auto c = Resolve({"s3://b", "/m", "-o", "metrics_listen=0.0.0.0:9464"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_NE(Joined(SecurityWarnings(*c))
+                .find("metrics_listen 0.0.0.0:9464 serves /metrics on "
+                      "every interface"),
+            std::string::npos)
+      << Joined(SecurityWarnings(*c));
+  c = Resolve({"s3://b", "/m", "-o", "metrics_listen=127.0.0.1:9464"});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(Joined(SecurityWarnings(*c)).find("metrics_listen"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kvfs

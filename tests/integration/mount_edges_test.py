@@ -299,11 +299,29 @@ def wait_for(cond, what, secs=20):
         time.sleep(0.2)
 
 
+def case_du_control_chars(ctx):
+    """`kvfs du` shows a name holding a terminal escape sequence escaped (section 14): names come
+    from the store, which other writers fill."""
+    store = ctx.store()
+    mnt = ctx.path("mnt")
+    a = Daemon(ctx, store, mnt, ctx.path("cache"))
+    evil = "\x1b]0;owned\x07\x1b[2Jdir"
+    os.makedirs(os.path.join(mnt, evil))
+    write_chunk(os.path.join(mnt, evil), "c.pt", chunk("du", 4096))
+    r = subprocess.run([ctx.kvfs, "du", mnt], capture_output=True, timeout=STEP_TIMEOUT)
+    assert r.returncode == 0, "kvfs du: %s" % r.stderr
+    assert b"\x1b" not in r.stdout and b"\x07" not in r.stdout, "raw control bytes: %r" % r.stdout
+    assert b"\\x1b]0;owned\\x07\\x1b[2Jdir" in r.stdout, "escaped name missing: %r" % r.stdout
+    ok("kvfs du printed the name escaped")
+    a.unmount()
+
+
 CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma),
          ("emfile", case_emfile), ("cache_symlink", case_cache_symlink),
          ("relative_paths", case_relative_paths),
          ("hung_credential_process", case_hung_credential_process),
-         ("upload_gc_root", case_upload_gc_root)]
+         ("upload_gc_root", case_upload_gc_root),
+         ("du_control_chars", case_du_control_chars)]
 
 if __name__ == "__main__":
     daemon_test.CASES = CASES  # the same runner: temp dir per case, cleanup, exit 77 rules
