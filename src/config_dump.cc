@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "objstore/s3/credentials.h"
+#include "objstore/s3/s3_url.h"
 #include "src/config.h"
 #include "src/config_keys.h"
 #include "src/config_values.h"
@@ -57,6 +58,7 @@ std::string DumpConfig(const KvfsConfig& config) {
       region_comment = "# region: " + v.scalar + " (not given: the default)\n";
       continue;
     }
+    if (key.name == "endpoint") v.scalar = s3::RedactEndpoint(v.scalar);  // a password in it
     out << YAML::Key << key.name << YAML::Value;
     if (v.is_list) {
       out << YAML::Flow << YAML::BeginSeq;
@@ -73,7 +75,8 @@ std::string DumpConfig(const KvfsConfig& config) {
     text += "# credentials from " + s3::DescribeCredentialSource(config.s3) + "\n";
     // What the keys below resolve to (AWS defaults, directory buckets), as the mount uses them.
     S3Options s3 = EffectiveS3Options(config);
-    std::string where = s3.endpoint.empty() ? "AWS's regional endpoint" : s3.endpoint;
+    std::string where =
+        s3.endpoint.empty() ? "AWS's regional endpoint" : s3::RedactEndpoint(s3.endpoint);
     if (config.s3.endpoint.empty() && !s3::EndpointFromEnvironment().empty()) {
       const char* s3_only = getenv("AWS_ENDPOINT_URL_S3");
       where += s3_only != nullptr && *s3_only != '\0' ? " (from AWS_ENDPOINT_URL_S3)"

@@ -45,7 +45,7 @@ std::string ReadableSecretFileWarning(const std::string& path, mode_t mode,
 std::vector<std::string> TransportWarnings(const KvfsConfig& config) {
   std::vector<std::string> out;
   if (config.source_kind != SourceKind::kS3) return out;
-  const std::string endpoint = s3::ResolveEndpoint(config.s3);
+  const std::string endpoint = s3::RedactEndpoint(s3::ResolveEndpoint(config.s3));
   auto ep = s3::ParseEndpoint(endpoint, config.s3.disable_tls);
   if (ep.ok() && ep->scheme == "http") {
     out.push_back("endpoint " + ep->ToString() +
