@@ -316,12 +316,32 @@ def case_du_control_chars(ctx):
     a.unmount()
 
 
+def case_metrics_idle_connections(ctx):
+    """64 idle TCP connections to metrics_listen do not make /metrics unreachable (section 14)."""
+    import socket
+    store = ctx.store()
+    port = daemon_test.free_port()
+    a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache"),
+               {"metrics_listen": "127.0.0.1:%d" % port})
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(64)]
+    try:
+        t0 = time.time()
+        code, text = daemon_test.scrape("http://127.0.0.1:%d/metrics" % port)
+        assert code == 200 and "kvfs_" in text, "GET /metrics: %d %s" % (code, text[:200])
+        ok("/metrics answered in %.2f s beside 64 idle connections" % (time.time() - t0))
+    finally:
+        for s in idle:
+            s.close()
+    a.unmount()
+
+
 CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma),
          ("emfile", case_emfile), ("cache_symlink", case_cache_symlink),
          ("relative_paths", case_relative_paths),
          ("hung_credential_process", case_hung_credential_process),
          ("upload_gc_root", case_upload_gc_root),
-         ("du_control_chars", case_du_control_chars)]
+         ("du_control_chars", case_du_control_chars),
+         ("metrics_idle_connections", case_metrics_idle_connections)]
 
 if __name__ == "__main__":
     daemon_test.CASES = CASES  # the same runner: temp dir per case, cleanup, exit 77 rules
