@@ -64,6 +64,22 @@ Result<std::unique_ptr<CacheDir>> CacheDir::Open(const std::string& dir) {
   return cd;
 }
 
+int CacheDir::OpenEntry(const std::string& name, int flags, mode_t mode) const {
+  return openat(data_.fd(), name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+}
+
+int CacheDir::UnlinkEntry(const std::string& name) const {
+  return unlinkat(data_.fd(), name.c_str(), 0);  // removes the name, never what a link names
+}
+
+int CacheDir::RenameEntry(const std::string& from, const std::string& to) const {
+  return renameat(data_.fd(), from.c_str(), data_.fd(), to.c_str());
+}
+
+int CacheDir::RenameIntoData(const std::string& path, const std::string& to) const {
+  return renameat(AT_FDCWD, path.c_str(), data_.fd(), to.c_str());
+}
+
 CacheDir::~CacheDir() {
   if (lock_fd_ >= 0) close(lock_fd_);  // closing the last fd releases the flock
 }
@@ -95,6 +111,14 @@ ScanResult CacheDir::Scan() {
       continue;
     }
     int fd = openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno != ENOENT) {
+      // Out of descriptors or memory, or no permission: nothing is wrong with the entry. It is
+      // left in place (not indexed this run; the next start takes it back).
+      spdlog::warn("cache: cannot open {} (kept, not recovered): {}", DataPath(name),
+                   strerror(errno));
+      out.unreadable++;
+      continue;
+    }
     if (fd < 0) {
       drop(name, strerror(errno));
       continue;

@@ -14,17 +14,21 @@
 // truncated. kvfs deletes only what it created: regular files named like its entries in data/
 // (see entry_format.h) and like its spool files in spool/; anything else is left and logged.
 //
-// Thread-compatible: Open and Scan run before the cache is shared.
+// Thread-compatible: Open and Scan run before the cache is shared. The entry-file functions
+// (OpenEntry, UnlinkEntry, RenameEntry, RenameIntoData) are thread-safe: they only read the
+// descriptor of data/, which lives as long as the CacheDir.
 #pragma once
+
+#include <sys/types.h>
 
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "cache/entry_format.h"
 #include "cache/private_dir.h"
-#include "base/status.h"
 
 namespace kvfs {
 
@@ -39,6 +43,7 @@ struct ScanResult {
   std::vector<ScannedEntry> entries;  // valid trailers, one per key (the newest generation)
   uint64_t dropped = 0;               // partial fills, orphans, truncated or duplicate entries
   uint64_t foreign = 0;               // names kvfs did not create: left in place
+  uint64_t unreadable = 0;            // entries that could not be opened now (EMFILE...): left
   uint64_t max_gen = 0;
 };
 
@@ -53,7 +58,18 @@ class CacheDir {
   const std::string& dir() const { return dir_; }
   std::string data_dir() const { return dir_ + "/data"; }
   std::string spool_dir() const { return dir_ + "/spool"; }
+  // For messages only: entry files are reached through the functions below.
   std::string DataPath(const std::string& name) const { return dir_ + "/data/" + name; }
+
+  // The entry file `name` (a single component) in data/, reached relative to data/'s descriptor
+  // and never through a symlink (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW), as for everything under the
+  // cache directory: a path walked from "/" again could be redirected. Like the system calls
+  // they wrap: a descriptor or 0, else -1 with errno set. O_CLOEXEC is added.
+  int OpenEntry(const std::string& name, int flags, mode_t mode = 0) const;
+  int UnlinkEntry(const std::string& name) const;
+  int RenameEntry(const std::string& from, const std::string& to) const;
+  // Moves `path` (a file elsewhere on the same filesystem, e.g. a spool file) to data/`to`.
+  int RenameIntoData(const std::string& path, const std::string& to) const;
 
   // Reads every file in data/: keeps entries whose trailer is intact and whose size matches it;
   // unlinks the rest of kvfs's own files (partial fills, truncated entries, older generations of

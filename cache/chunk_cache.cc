@@ -10,9 +10,9 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/posix_io.h"
 #include "cache/cache_dir.h"
 #include "cache/entry_format.h"
-#include "base/posix_io.h"
 
 namespace kvfs {
 namespace {
@@ -28,6 +28,16 @@ bool EtagsMatch(const std::string& a, const std::string& b) {
 Status WriteTrailer(int fd, const EntryMeta& m, const std::string& path) {
   const std::string t = EncodeTrailer(m);
   return PwriteFull(fd, t.data(), t.size(), m.size, "write of cache entry trailer to " + path);
+}
+
+// Whether a failure to open or check an entry shows that the entry itself is bad - its file is
+// gone or is not the regular file kvfs made (a symlink: ELOOP), or it holds other bytes (short,
+// checksum mismatch) - so that dropping it is right. Anything else (EMFILE, ENFILE, ENOMEM,
+// EACCES, EIO, EINTR...) is the state of the process or the system, not of the entry: dropping on
+// it would wipe the whole cache whenever the daemon runs out of descriptors.
+bool EntryIsBad(const Status& st) {
+  return st.code() == StatusCode::kDataLoss || st.code() == StatusCode::kNotFound ||
+         st.sys_errno() == ELOOP;
 }
 
 }  // namespace
@@ -59,7 +69,7 @@ Result<std::unique_ptr<ChunkCache>> ChunkCache::Open(const ChunkCacheOptions& op
 
 void ChunkCache::UnlinkAll(const std::vector<std::string>& names) {
   for (const std::string& n : names) {
-    if (unlink(dir_->DataPath(n).c_str()) != 0 && errno != ENOENT) {
+    if (dir_->UnlinkEntry(n) != 0 && errno != ENOENT) {
       spdlog::warn("cache: cannot remove {}: {}", dir_->DataPath(n), strerror(errno));
     }
   }
@@ -89,7 +99,7 @@ std::optional<EntryRef> ChunkCache::Lookup(const std::string& key, uint64_t size
   EntryPtr e;
   bool verify = false;
   bool stale = false;
-  std::string path;
+  std::string name;
   {
     MutexLock l(&mu_);
     for (;;) {
@@ -115,7 +125,7 @@ std::optional<EntryRef> ChunkCache::Lookup(const std::string& key, uint64_t size
       index_.Touch(e.get());
       verify = e->state == State::kUnverified;
       if (verify) e->state = State::kVerifying;
-      path = dir_->DataPath(e->file_name);
+      name = e->file_name;
     }
   }
   if (stale) {  // its file is unlinked outside the mutex
@@ -123,7 +133,8 @@ std::optional<EntryRef> ChunkCache::Lookup(const std::string& key, uint64_t size
     return std::nullopt;
   }
   // File work outside the mutex; the pin keeps the entry (and its file) from being evicted.
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const std::string path = dir_->DataPath(name);
+  int fd = dir_->OpenEntry(name, O_RDONLY);
   Status st = fd >= 0 ? Status::OK() : Status::FromErrno(errno, "open " + path);
   if (st.ok() && verify) {
     Result<uint32_t> crc = ChecksumFile(fd, size);
@@ -143,8 +154,14 @@ std::optional<EntryRef> ChunkCache::Lookup(const std::string& key, uint64_t size
     if (st.ok()) {
       stats_.hits++;
     } else {
-      spdlog::warn("cache: dropping entry {} for {}: {}", path, key, st.ToString());
-      RemoveLocked(e.get(), &unlink);
+      if (EntryIsBad(st)) {
+        spdlog::warn("cache: dropping entry {} for {}: {}", path, key, st.ToString());
+        RemoveLocked(e.get(), &unlink);
+      } else {
+        // A miss this time (the caller fetches from the store); the entry stays for later.
+        spdlog::warn("cache: cannot use entry {} for {} now (kept): {}", path, key, st.ToString());
+        stats_.open_failures++;
+      }
       index_.Unpin(e.get());
       stats_.misses++;
     }
@@ -205,7 +222,7 @@ Result<FillRef> ChunkCache::StartFill(const std::string& key, uint64_t size,
   if (!r.ok()) return r.status();
   EntryPtr e = std::move(r).value();
   const std::string path = dir_->DataPath(e->file_name);
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  int fd = dir_->OpenEntry(e->file_name, O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0) {
     Status st = Status::FromErrno(errno, "cache: create " + path);
     AbortFill(std::move(e), -1);
@@ -252,7 +269,7 @@ Result<EntryRef> ChunkCache::CommitFill(EntryPtr e, int fd, std::optional<uint32
   }
   const std::string final_name = EntryFileName(e->key_hash, e->gen);
   const std::string from = dir_->DataPath(e->file_name);  // file_name changes only here
-  const int rc = rename(from.c_str(), dir_->DataPath(final_name).c_str());
+  const int rc = dir_->RenameEntry(e->file_name, final_name);
   const int err = errno;
   std::vector<std::string> unlink;
   {
@@ -284,7 +301,8 @@ void ChunkCache::AbortFill(EntryPtr e, int fd) {
 
 bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::string& etag,
                            const std::string& path, std::optional<uint32_t> known_crc) {
-  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  // A spool file (absolute path, kvfs's own directory): never through a symlink either.
+  int fd = open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     spdlog::warn("cache: cannot adopt {} for {}: {}", path, key, strerror(errno));
     return false;
@@ -315,7 +333,7 @@ bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::str
   EntryMeta m{key, size, etag, *crc, static_cast<int64_t>(time(nullptr))};
   const std::string final_name = EntryFileName(e->key_hash, e->gen);
   Status ws = WriteTrailer(fd, m, path);
-  if (ws.ok() && rename(path.c_str(), dir_->DataPath(final_name).c_str()) != 0) {
+  if (ws.ok() && dir_->RenameIntoData(path, final_name) != 0) {
     ws = Status::FromErrno(errno, "rename " + path + " into " + dir_->data_dir());
   }
   if (!ws.ok()) {

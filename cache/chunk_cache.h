@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "cache/cache_index.h"
 #include "base/mutex.h"
 #include "base/status.h"
 #include "base/thread_annotations.h"
+#include "cache/cache_index.h"
 
 namespace kvfs {
 
@@ -57,6 +57,7 @@ struct CacheStats {
   uint64_t recovered = 0;      // entries found at start
   uint64_t recovery_dropped = 0;
   uint64_t verify_failures = 0;  // recovered entries whose checksum failed (dropped)
+  uint64_t open_failures = 0;    // Lookups that could not open a good entry (EMFILE...): kept
 };
 
 // What EntryRef and FillRef share: the cache, the entry they hold and an open fd on its file.
@@ -143,7 +144,9 @@ class ChunkCache {
 
   // A pinned, complete entry for key, if present with this size and (when both are known) this
   // etag. An entry with another size or etag is stale: it is dropped. Counts a hit or a miss. A
-  // key being filled is a miss (the fetcher shares fills itself).
+  // key being filled is a miss (the fetcher shares fills itself). An entry whose file is gone,
+  // is a symlink or fails its checksum is dropped; one that cannot be opened for another reason
+  // (out of descriptors or memory, EACCES) is a miss but stays (open_failures).
   std::optional<EntryRef> Lookup(const std::string& key, uint64_t size, const std::string& etag)
       EXCLUDES(mu_);
 

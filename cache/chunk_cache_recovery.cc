@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,15 +20,24 @@ namespace kvfs {
 void ChunkCache::Recover(bool verify_now) {
   ScanResult sr = dir_->Scan();
   uint64_t verify_failures = 0;
+  std::set<std::string> unchecked;  // could not be checked now (EMFILE...): checked at first use
   if (verify_now) {
     std::erase_if(sr.entries, [&](const ScannedEntry& se) {
-      int fd = open(dir_->DataPath(se.file_name).c_str(), O_RDONLY | O_CLOEXEC);
+      int fd = dir_->OpenEntry(se.file_name, O_RDONLY);
       Result<uint32_t> crc = fd >= 0 ? ChecksumFile(fd, se.meta.size)
                                      : Result<uint32_t>(Status::FromErrno(errno, "open"));
       if (fd >= 0) close(fd);
       if (crc.ok() && *crc == se.meta.crc) return false;
-      spdlog::warn("cache: dropping {}: checksum mismatch", dir_->DataPath(se.file_name));
-      unlink(dir_->DataPath(se.file_name).c_str());
+      if (!crc.ok() && crc.status().code() != StatusCode::kDataLoss &&
+          crc.status().code() != StatusCode::kNotFound) {
+        spdlog::warn("cache: cannot check {} now (kept): {}", dir_->DataPath(se.file_name),
+                     crc.status().ToString());
+        unchecked.insert(se.file_name);
+        return false;
+      }
+      spdlog::warn("cache: dropping {}: {}", dir_->DataPath(se.file_name),
+                   crc.ok() ? "checksum mismatch" : crc.status().ToString());
+      dir_->UnlinkEntry(se.file_name);
       verify_failures++;
       return true;
     });
@@ -50,7 +60,8 @@ void ChunkCache::Recover(bool verify_now) {
       e->key_hash = se.key_hash;
       e->gen = se.gen;
       e->file_name = se.file_name;
-      e->state = verify_now ? CacheEntry::State::kReady : CacheEntry::State::kUnverified;
+      e->state = verify_now && unchecked.count(se.file_name) == 0 ? CacheEntry::State::kReady
+                                                                  : CacheEntry::State::kUnverified;
       index_.Insert(std::move(e));
     }
     stats_.recovered = sr.entries.size();

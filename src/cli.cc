@@ -113,6 +113,16 @@ Status ParseMountOptions(const std::string& options, CommandLine* cmd) {
   return flush();
 }
 
+std::string EscapeFuseOptionValue(const std::string& value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == ',' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
   CommandLine cmd;
   std::vector<std::string> positional;
@@ -310,6 +320,8 @@ Result<KvfsConfig> ResolveConfig(const CommandLine& cmd, const EnvLookup& getenv
     }
   }
   if (cmd.debug) config.log_level = "debug";
+  // -s as libfuse means it: one thread serves every request (debugging).
+  if (cmd.single_thread) config.fuse_threads = 1;
   if (cmd.command == Command::kMount && !cmd.dump_config &&
       config.source_kind == SourceKind::kNone) {
     return Status::InvalidArgument(

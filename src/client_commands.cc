@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "fs/fuse/fuse_adapter.h"
 #include "base/mutex.h"
 #include "base/posix_io.h"
+#include "fs/fuse/fuse_adapter.h"
 
 namespace kvfs {
 namespace {
@@ -201,6 +201,23 @@ struct DuTotals {
   }
 };
 
+// A name as it may be shown on a terminal: names come from the store, which anyone with write
+// access fills, and an escape sequence in one would drive the terminal. Control characters
+// (and backslash, so the form is unambiguous) become \xHH.
+std::string TerminalSafe(const std::string& name) {
+  std::string out;
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f || c == '\\') {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 // Sums the regular files under `dir` (recursively); errors name the path.
 bool SumTree(const std::filesystem::path& dir, DuTotals* t) {
   std::error_code ec;
@@ -210,14 +227,14 @@ bool SumTree(const std::filesystem::path& dir, DuTotals* t) {
     if (lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) t->Add(st);
   }
   if (ec) {
-    std::fprintf(stderr, "kvfs du: %s: %s\n", dir.c_str(), ec.message().c_str());
+    std::fprintf(stderr, "kvfs du: %s: %s\n", TerminalSafe(dir).c_str(), ec.message().c_str());
     return false;
   }
   return true;
 }
 
 void PrintDuRow(const std::string& name, const DuTotals& t) {
-  std::printf("%-32s %10llu %12s %20s %20s\n", name.c_str(),
+  std::printf("%-32s %10llu %12s %20s %20s\n", TerminalSafe(name).c_str(),
               static_cast<unsigned long long>(t.files), HumanBytes(t.bytes).c_str(),
               t.files ? LocalTime(t.oldest).c_str() : "-",
               t.files ? LocalTime(t.newest).c_str() : "-");

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "fs/fs_options.h"  // UnlinkPolicy, ExistsPolicy
 #include "objstore/s3/s3_options.h"
-#include "base/status.h"
 
 namespace kvfs {
 
@@ -66,6 +66,11 @@ struct KvfsConfig {
   // At mount, multipart uploads under the prefix begun longer ago than this are aborted (left by
   // writers or daemons that died mid-upload). 0: never.
   int stale_upload_age_secs = 3600;
+  // Abort stale uploads also when mounted at a bucket's root (src/recovery.h: the rule).
+  bool stale_upload_gc_at_root = false;
+  // Leave the daemon dumpable (core dumps, ptrace): for debugging a crash; the dump then holds
+  // the credentials in memory. Off: PR_SET_DUMPABLE 0 (src/process_setup.h).
+  bool core_dumps = false;
   // A name whose chunk is in the local cache is answered from it without waiting on the store
   // for this long after the store last confirmed it (revalidated in the background); 0: off.
   int cached_chunk_trust_secs = 3600;

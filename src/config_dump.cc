@@ -1,7 +1,10 @@
 // Cross-key validation and the redacted dump of the effective configuration.
 #include <yaml-cpp/yaml.h>
 
+#include <cstdlib>
+
 #include "objstore/s3/credentials.h"
+#include "objstore/s3/s3_url.h"
 #include "src/config.h"
 #include "src/config_keys.h"
 #include "src/config_values.h"
@@ -55,6 +58,7 @@ std::string DumpConfig(const KvfsConfig& config) {
       region_comment = "# region: " + v.scalar + " (not given: the default)\n";
       continue;
     }
+    if (key.name == "endpoint") v.scalar = s3::RedactEndpoint(v.scalar);  // a password in it
     out << YAML::Key << key.name << YAML::Value;
     if (v.is_list) {
       out << YAML::Flow << YAML::BeginSeq;
@@ -71,8 +75,15 @@ std::string DumpConfig(const KvfsConfig& config) {
     text += "# credentials from " + s3::DescribeCredentialSource(config.s3) + "\n";
     // What the keys below resolve to (AWS defaults, directory buckets), as the mount uses them.
     S3Options s3 = EffectiveS3Options(config);
-    text += "# store: " + (s3.endpoint.empty() ? "AWS's regional endpoint" : s3.endpoint) +
-            ", region " + s3.region + (s3.discover_region ? " (or the bucket's own)" : "") +
+    std::string where =
+        s3.endpoint.empty() ? "AWS's regional endpoint" : s3::RedactEndpoint(s3.endpoint);
+    if (config.s3.endpoint.empty() && !s3::EndpointFromEnvironment().empty()) {
+      const char* s3_only = getenv("AWS_ENDPOINT_URL_S3");
+      where += s3_only != nullptr && *s3_only != '\0' ? " (from AWS_ENDPOINT_URL_S3)"
+                                                      : " (from AWS_ENDPOINT_URL)";
+    }
+    text += "# store: " + where + ", region " + s3.region +
+            (s3.discover_region ? " (or the bucket's own)" : "") +
             (s3.path_style ? ", path-style" : ", virtual-hosted") +
             (s3.s3express ? ", S3 Express sessions" : "") + "\n";
   }

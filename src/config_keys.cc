@@ -54,6 +54,10 @@ std::vector<ConfigKey> BuildTable() {
   // Credentials.
   t.push_back(StringKey(
       "profile", [](KvfsConfig & c) -> auto& { return c.s3.profile; }));
+  t.push_back(DurationKey(
+      "credential_process_timeout_secs",
+      [](KvfsConfig & c) -> auto& { return c.s3.credential_process_timeout_secs; }, 1000, 1,
+      86'400));
   {
     ConfigKey id = StringKey(
         "access_key_id", [](KvfsConfig & c) -> auto& { return c.s3.credentials.access_key_id; });
@@ -149,6 +153,9 @@ std::vector<ConfigKey> BuildTable() {
   t.push_back(DurationKey(
       "stale_upload_age_secs", [](KvfsConfig & c) -> auto& { return c.stale_upload_age_secs; },
       1000, 0, 30 * 86'400));
+  t.push_back(BoolKey(
+      "stale_upload_gc_at_root",
+      [](KvfsConfig & c) -> auto& { return c.stale_upload_gc_at_root; }));
   t.push_back(DurationKey(
       "cached_chunk_trust_secs", [](KvfsConfig & c) -> auto& { return c.cached_chunk_trust_secs; },
       1000, 0, 30 * 86'400));
@@ -173,6 +180,8 @@ std::vector<ConfigKey> BuildTable() {
       "umask", [](KvfsConfig & c) -> auto& { return c.umask; }));
   t.push_back(BoolKey(
       "read_only", [](KvfsConfig & c) -> auto& { return c.read_only; }));
+  t.push_back(BoolKey(
+      "core_dumps", [](KvfsConfig & c) -> auto& { return c.core_dumps; }));
   t.push_back(IntKey(
       "fuse_threads", [](KvfsConfig & c) -> auto& { return c.fuse_threads; }, 1, 1024));
   t.push_back(SizeKey(

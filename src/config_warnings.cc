@@ -45,7 +45,7 @@ std::string ReadableSecretFileWarning(const std::string& path, mode_t mode,
 std::vector<std::string> TransportWarnings(const KvfsConfig& config) {
   std::vector<std::string> out;
   if (config.source_kind != SourceKind::kS3) return out;
-  const std::string endpoint = s3::ResolveEndpoint(config.s3);
+  const std::string endpoint = s3::RedactEndpoint(s3::ResolveEndpoint(config.s3));
   auto ep = s3::ParseEndpoint(endpoint, config.s3.disable_tls);
   if (ep.ok() && ep->scheme == "http") {
     out.push_back("endpoint " + ep->ToString() +
@@ -67,6 +67,13 @@ std::vector<std::string> TransportWarnings(const KvfsConfig& config) {
 std::vector<std::string> SecurityWarnings(const KvfsConfig& config) {
   std::vector<std::string> out = config.warnings;
   for (std::string& w : TransportWarnings(config)) out.push_back(std::move(w));
+  // The metrics page has no TLS and no authentication; on every interface anyone who reaches the
+  // node reads the store's name, traffic and errors (and can hold its few connections).
+  if (config.metrics_listen.rfind("0.0.0.0:", 0) == 0) {
+    out.push_back("metrics_listen " + config.metrics_listen +
+                  " serves /metrics on every interface, without TLS or authentication; bind it "
+                  "to 127.0.0.1 or a private interface");
+  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "src/config.h"
 #include "src/logging.h"
 #include "src/mount.h"
+#include "src/process_setup.h"
 
 int main(int argc, char** argv) {
   using namespace kvfs;
@@ -51,6 +52,11 @@ int main(int argc, char** argv) {
   if (cmd->dump_config) {
     std::fputs(DumpConfig(*config).c_str(), stdout);
     return 0;
+  }
+  // Before RunMount daemonizes and moves to "/": "kvfs SRC mnt" must mount ./mnt, not /mnt.
+  if (Status abs = MakePathsAbsolute(&*cmd, &*config); !abs.ok()) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), abs.message().c_str());
+    return 1;
   }
   return RunMount(*cmd, *config);
 }

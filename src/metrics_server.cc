@@ -48,10 +48,14 @@ Status MetricsServer::Start(const std::string& listen, std::function<std::string
     return bad("the host must be an IPv4 address (e.g. 127.0.0.1 or 0.0.0.0)");
   }
   render_ = std::move(render);
+  // A scrape is one short request. Idle connections (a port scanner, a client that never sends)
+  // must not lock Prometheus out: room for many, each closed after 5 s of silence. epoll/poll,
+  // not select(): the daemon raises its descriptor limit far past FD_SETSIZE, and select cannot
+  // watch a socket numbered above 1023.
   daemon_ = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, static_cast<uint16_t>(port), nullptr,
+      MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, static_cast<uint16_t>(port), nullptr,
       nullptr, &Answer, &render_, MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&addr),
-      MHD_OPTION_CONNECTION_LIMIT, 16u, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_LIMIT, 512u, MHD_OPTION_CONNECTION_TIMEOUT, 5u, MHD_OPTION_END);
   if (daemon_ == nullptr) return bad("cannot listen there (address in use or not local?)");
   return Status::OK();
 }

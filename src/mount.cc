@@ -15,10 +15,12 @@
 #include "fs/fuse/fuse_adapter.h"
 #include "fs/read/cached_reader.h"
 #include "fs/read/direct_reader.h"
+#include "src/cli.h"
 #include "src/config_warnings.h"
 #include "src/daemonize.h"
 #include "src/logging.h"
 #include "src/metrics_server.h"
+#include "src/process_setup.h"
 #include "src/recovery.h"
 #include "src/stats_text.h"
 #include "src/store_factory.h"
@@ -164,6 +166,10 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     return 1;
   }
   LogSecurityWarnings(config);  // on the terminal, before the daemon moves to syslog
+  // Running out of descriptors fails opens and downloads (the cache keeps its entries then, see
+  // ChunkCache::Lookup); take what the hard limit (systemd's LimitNOFILE) allows.
+  RaiseFileLimit();
+  ProtectMemory(config.core_dumps);  // before any credential is fetched
   Daemonizer daemon;
   if (!cmd.foreground) {
     daemon.Start();  // before any thread exists
@@ -209,9 +215,13 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   fo.max_threads = config.fuse_threads;
   fo.blocking_timeout_ms = int64_t{config.blocking_timeout} * 1000;
   fo.allow_other = config.allow_other;
-  fo.fsname = config.source.empty() ? "kvfs" : config.source;
+  // Both go into libfuse's "-o" string as they are: escaped, a comma in SOURCE (or in a value the
+  // command line unescaped) stays in its option instead of adding one, e.g. allow_other.
+  fo.fsname = EscapeFuseOptionValue(config.source.empty() ? "kvfs" : config.source);
   fo.debug = cmd.debug;
-  fo.extra_mount_options = cmd.fuse_options;
+  for (const std::string& o : cmd.fuse_options) {
+    fo.extra_mount_options.push_back(EscapeFuseOptionValue(o));
+  }
   if (config.read_only) fo.extra_mount_options.push_back("ro");
   if (config.max_read != 0) fo.max_read = static_cast<uint32_t>(config.max_read);
   fo.stats_text = stack.StatsText();
@@ -225,7 +235,8 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
                  config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir,
                  config.cache_size);
     daemon.ReportReady();
-    cleanup.Start(stack.store.get(), stack.fs->options().key_prefix, config.stale_upload_age_secs);
+    cleanup.Start(stack.store.get(), stack.fs->options().key_prefix, config.stale_upload_age_secs,
+                  config.stale_upload_gc_at_root);
   });
   if (!mounted && daemon.active()) {
     daemon.ReportFailure("kvfs: cannot mount " + config.source + " at " + cmd.mountpoint +

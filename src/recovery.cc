@@ -28,8 +28,18 @@ void UploadCleanup::Join() {
   if (thread_.joinable()) thread_.join();
 }
 
-void UploadCleanup::Start(ObjectStore* store, std::string prefix, int64_t min_age_secs) {
-  if (min_age_secs <= 0 || thread_.joinable()) return;
+bool CollectsStaleUploads(const std::string& prefix, int64_t min_age_secs, bool at_root) {
+  return min_age_secs > 0 && (!prefix.empty() || at_root);
+}
+
+void UploadCleanup::Start(ObjectStore* store, std::string prefix, int64_t min_age_secs,
+                          bool at_root) {
+  if (min_age_secs > 0 && prefix.empty() && !at_root) {
+    spdlog::info(
+        "kvfs: mounted at the bucket's root: unfinished multipart uploads are not aborted (they "
+        "may be other applications'; stale_upload_gc_at_root: true to abort them)");
+  }
+  if (!CollectsStaleUploads(prefix, min_age_secs, at_root) || thread_.joinable()) return;
   thread_ = std::thread([store, prefix = std::move(prefix), min_age_secs] {
     auto r = AbortStaleUploads(*store, prefix, min_age_secs, time(nullptr));
     if (!r.ok()) {

@@ -22,6 +22,13 @@ namespace kvfs {
 // `fusermount3 -uz` does). Returns whether one was detached; an error if it could not be.
 Result<bool> DetachDeadMount(const std::string& mountpoint);
 
+// Whether a mount over `prefix` aborts stale multipart uploads. The rule: only under kvfs's own
+// key prefix, which it takes to hold nothing but its chunks. At a bucket's root (empty prefix)
+// every application's uploads are listed, and S3 shows no metadata of an unfinished upload that
+// would tell kvfs's from theirs (a backup's multipart upload may well run for hours), so there
+// only when asked (`at_root`: stale_upload_gc_at_root). Never when min_age_secs is 0.
+bool CollectsStaleUploads(const std::string& prefix, int64_t min_age_secs, bool at_root);
+
 // Runs AbortStaleUploads over `prefix` once, on its own thread (off the mount's critical path).
 class UploadCleanup {
  public:
@@ -30,8 +37,9 @@ class UploadCleanup {
   UploadCleanup& operator=(const UploadCleanup&) = delete;
   ~UploadCleanup() { Join(); }
   void Join();  // waits for the pass to finish
-  // Starts the pass; `store` must outlive this object. Does nothing when min_age_secs is 0.
-  void Start(ObjectStore* store, std::string prefix, int64_t min_age_secs);
+  // Starts the pass; `store` must outlive this object. Does nothing when
+  // CollectsStaleUploads(prefix, min_age_secs, at_root) is false.
+  void Start(ObjectStore* store, std::string prefix, int64_t min_age_secs, bool at_root);
 
  private:
   std::thread thread_;

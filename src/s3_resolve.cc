@@ -4,6 +4,8 @@
 #include <string_view>
 #include <utility>
 
+#include "objstore/s3/credentials.h"
+
 namespace kvfs {
 namespace {
 
@@ -66,6 +68,10 @@ bool IsAwsEndpoint(const std::string& endpoint) {
 
 S3Options EffectiveS3Options(const KvfsConfig& config) {
   S3Options s3 = config.s3;
+  // The environment's endpoint (AWS_ENDPOINT_URL, as MinIO and Ceph users set it) is decided on
+  // here, before anything below asks whether the endpoint is AWS's: left empty, it would be taken
+  // for AWS's regional endpoint and get virtual-hosted addressing ("b.127.0.0.1").
+  if (s3.endpoint.empty()) s3.endpoint = s3::EndpointFromEnvironment();
   // AWS prefers virtual-hosted addressing (path style is deprecated there); other stores (RGW,
   // MinIO, IPs) get path style. Bucket names with dots stay path-style: their virtual host name
   // would not match AWS's TLS certificate.

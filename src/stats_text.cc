@@ -34,6 +34,7 @@ std::vector<StatRow> StatRows(const ReaderStats& r, const CacheStats& c, const S
       {"kvfs_cache_recovered_entries", c.recovered},
       {"kvfs_cache_recovery_dropped", c.recovery_dropped},
       {"kvfs_cache_verify_failures", c.verify_failures},
+      {"kvfs_cache_open_failures", c.open_failures},
       {"kvfs_store_requests", s.requests},
       {"kvfs_store_retries", s.retries},
       {"kvfs_store_errors", s.errors},

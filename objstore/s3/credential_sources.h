@@ -43,7 +43,9 @@ CredentialFetch AssumeRoleFetch(const std::string& sts_endpoint, const std::stri
                                 const std::string& role_arn, const std::string& session_name,
                                 const std::string& external_id,
                                 std::shared_ptr<CredentialProvider> source);
-CredentialFetch ProcessFetch(const std::string& command);
+// `command` through /bin/sh in a process group of its own; killed with its group past
+// `timeout_ms`. Messages name `what` ("credential_process of profile NAME"), never the command.
+CredentialFetch ProcessFetch(const std::string& command, const std::string& what, int timeout_ms);
 
 // Where an S3 Express One Zone directory bucket's CreateSession goes (GET BUCKET/?session on its
 // zonal endpoint), and the TLS settings of the store.

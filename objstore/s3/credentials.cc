@@ -187,11 +187,14 @@ std::string DescribeCredentialSource(const S3Options& options) {
   return "EC2 instance metadata, if it answers (no other source is configured)";
 }
 
+std::string EndpointFromEnvironment() {
+  std::string ep = Env("AWS_ENDPOINT_URL_S3");
+  return ep.empty() ? Env("AWS_ENDPOINT_URL") : ep;
+}
+
 std::string ResolveEndpoint(const S3Options& options) {
   if (!options.endpoint.empty()) return options.endpoint;
-  std::string ep = Env("AWS_ENDPOINT_URL_S3");
-  if (ep.empty()) ep = Env("AWS_ENDPOINT_URL");
-  if (!ep.empty()) return ep;
+  if (std::string ep = EndpointFromEnvironment(); !ep.empty()) return ep;
   return "https://s3." + (options.region.empty() ? std::string("us-east-1") : options.region) +
          ".amazonaws.com";
 }

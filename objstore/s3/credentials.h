@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "objstore/s3/s3_options.h"
 #include "base/status.h"
+#include "objstore/s3/s3_options.h"
 
 namespace kvfs::s3 {
 
@@ -34,8 +34,11 @@ std::map<std::string, std::string> ReadProfile(const std::string& profile);
 // value.
 std::string DescribeCredentialSource(const S3Options& options);
 
-// options.endpoint, else AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL, else
-// "https://s3.<region>.amazonaws.com".
+// The endpoint the AWS SDKs' environment convention names: AWS_ENDPOINT_URL_S3, else
+// AWS_ENDPOINT_URL, else "".
+std::string EndpointFromEnvironment();
+
+// options.endpoint, else EndpointFromEnvironment(), else "https://s3.<region>.amazonaws.com".
 std::string ResolveEndpoint(const S3Options& options);
 
 // options.ca_bundle, else AWS_CA_BUNDLE, else "" (the system's store).

@@ -42,6 +42,9 @@ struct S3Options {
   // environment, then AWS_PROFILE / default in the shared credentials and config files.
   S3Credentials credentials;
   std::string profile;  // empty: AWS_PROFILE, else "default"
+  // A profile's credential_process that has not answered after this long is killed with its
+  // process group and the fetch fails naming this setting (the AWS CLI waits forever).
+  int credential_process_timeout_secs = 60;
 
   int max_inflight = 64;              // requests in flight at once (curl multi handles)
   int max_connections = 64;           // kept-alive connections in the pool

@@ -2,6 +2,15 @@
 
 namespace kvfs::s3 {
 
+std::string RedactEndpoint(const std::string& endpoint) {
+  const size_t sep = endpoint.find("://");
+  const size_t start = sep == std::string::npos ? 0 : sep + 3;
+  const size_t end = endpoint.find_first_of("/?#", start);
+  const size_t at = endpoint.rfind('@', end == std::string::npos ? std::string::npos : end - 1);
+  if (at == std::string::npos || at < start) return endpoint;
+  return endpoint.substr(0, start) + "<redacted>" + endpoint.substr(at);
+}
+
 Result<Endpoint> ParseEndpoint(const std::string& endpoint, bool disable_tls) {
   Endpoint ep;
   std::string rest = endpoint;
@@ -13,7 +22,7 @@ Result<Endpoint> ParseEndpoint(const std::string& endpoint, bool disable_tls) {
     for (char& c : ep.scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     rest = rest.substr(sep + 3);
     if (ep.scheme != "http" && ep.scheme != "https") {
-      return Status::InvalidArgument("S3 endpoint '" + endpoint +
+      return Status::InvalidArgument("S3 endpoint '" + RedactEndpoint(endpoint) +
                                      "': scheme must be http:// or https://");
     }
   }
@@ -24,7 +33,11 @@ Result<Endpoint> ParseEndpoint(const std::string& endpoint, bool disable_tls) {
     while (!ep.base_path.empty() && ep.base_path.back() == '/') ep.base_path.pop_back();
   }
   if (ep.host.empty() || ep.host.find_first_of("?#@ ") != std::string::npos) {
-    return Status::InvalidArgument("S3 endpoint '" + endpoint + "' has no usable host name");
+    return Status::InvalidArgument(
+        "S3 endpoint '" + RedactEndpoint(endpoint) + "' has no usable host name" +
+        (ep.host.find('@') != std::string::npos ? " (user:password@ is not supported: give keys as "
+                                                  "credentials)"
+                                                : ""));
   }
   // curl omits default ports from the Host header; so do we, since Host is signed.
   const std::string default_port = ep.scheme == "https" ? ":443" : ":80";

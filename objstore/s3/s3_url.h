@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "objstore/s3/sigv4.h"
 #include "base/status.h"
+#include "objstore/s3/sigv4.h"
 
 namespace kvfs::s3 {
 
@@ -17,8 +17,13 @@ struct Endpoint {
   std::string ToString() const { return scheme + "://" + host + base_path; }
 };
 
+// `endpoint` as it may be shown: userinfo ("http://user:secret@host") replaced by "<redacted>@".
+// kvfs never sends userinfo (credentials are signed keys), but users paste such URLs, and the
+// password must not reach messages, logs or --dump-config.
+std::string RedactEndpoint(const std::string& endpoint);
+
 // "https://s3.amazonaws.com", "http://127.0.0.1:7480", "minio:9000" (scheme from disable_tls).
-// kInvalidArgument naming the value when it cannot be used.
+// kInvalidArgument naming the value (redacted) when it cannot be used.
 Result<Endpoint> ParseEndpoint(const std::string& endpoint, bool disable_tls);
 
 struct RequestTarget {

@@ -3,6 +3,8 @@
 #include "src/cli.h"
 
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,6 +12,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+
+#include "src/process_setup.h"
 
 namespace kvfs {
 namespace {
@@ -272,6 +276,72 @@ TEST(DocumentationTest, ManPageCoversEveryKey) {
                            "EACCES", "ETIMEDOUT", "ENOTSUP", "KVFS_CONFIG", "fuse.kvfs",
                            "remote_url", "blocking_timeout_secs", "s3_max_inflight_reqs"}) {
     EXPECT_NE(man.find(word), std::string::npos) << "man page lacks " << word;
+  }
+}
+
+// SOURCE goes into libfuse's option string as fsname (issue 21 section 8): a comma in it must not
+// start another option, and a backslash must not escape the character after it.
+TEST(CommandLineTest, FuseOptionValuesAreEscapedForLibfuse) {
+  EXPECT_EQ(EscapeFuseOptionValue("s3://b/p"), "s3://b/p");
+  EXPECT_EQ(EscapeFuseOptionValue("s3://b/p,allow_other"), "s3://b/p\\,allow_other");
+  EXPECT_EQ(EscapeFuseOptionValue("a\\,b"), "a\\\\\\,b");
+  EXPECT_EQ(EscapeFuseOptionValue("trailing\\"), "trailing\\\\");
+  // What kvfs's own -o parser unescaped (fsname=x\,allow_other) is escaped again for libfuse.
+  auto cmd = Parse({"s3://b", "/m", "-o", "fsname=x\\,allow_other"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  ASSERT_EQ(cmd->fuse_options.size(), 1u);
+  EXPECT_EQ(EscapeFuseOptionValue(cmd->fuse_options[0]), "fsname=x\\,allow_other");
+}
+
+// The daemon runs in "/" once it detaches (issue 21 section 5): relative paths are taken from
+// the directory kvfs was started in before that.
+TEST(CommandLineTest, RelativePathsAreMadeAbsolute) {
+  char saved[4096];
+  ASSERT_NE(getcwd(saved, sizeof(saved)), nullptr);
+  ASSERT_EQ(chdir("/tmp"), 0);
+  auto cmd = Parse({"s3://b", "mnt/", "-o", "cache_dir=./c/../cache,ca_bundle=ca.pem"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  auto config = ResolveConfig(*cmd, NoEnv());
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  ASSERT_TRUE(MakePathsAbsolute(&*cmd, &*config).ok());
+  EXPECT_EQ(cmd->mountpoint, "/tmp/mnt");
+  EXPECT_EQ(config->cache_dir, "/tmp/cache");
+  EXPECT_EQ(config->s3.ca_bundle, "/tmp/ca.pem");
+  // Absolute and unset paths stay as they are.
+  auto abs = Parse({"s3://b", "/m"});
+  ASSERT_TRUE(abs.ok());
+  KvfsConfig defaults;
+  ASSERT_TRUE(MakePathsAbsolute(&*abs, &defaults).ok());
+  EXPECT_EQ(abs->mountpoint, "/m");
+  EXPECT_EQ(defaults.cache_dir, "");
+  ASSERT_EQ(chdir(saved), 0);
+}
+
+// -s as libfuse means it (issue 21 section 14): one FUSE thread.
+TEST(CommandLineTest, SingleThreadedMeansOneFuseThread) {
+  auto cmd = Parse({"-s", "s3://b", "/m"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
+  auto config = ResolveConfig(*cmd, NoEnv());
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->fuse_threads, 1);
+  cmd = Parse({"s3://b", "/m"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_EQ(ResolveConfig(*cmd, NoEnv())->fuse_threads, KvfsConfig{}.fuse_threads);
+}
+
+// The daemon is not dumpable unless core_dumps says so (issue 21 section 14): checked in a
+// child, since it cannot be undone.
+TEST(ProcessSetupTest, ProtectMemoryTurnsOffDumps) {
+  for (bool core_dumps : {false, true}) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ProtectMemory(core_dumps);
+      _exit(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == (core_dumps ? 1 : 0) ? 0 : 1);
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "core_dumps " << core_dumps;
   }
 }
 

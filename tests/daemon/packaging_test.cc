@@ -72,5 +72,15 @@ TEST(PackagingTest, FstabExamplesParse) {
   EXPECT_GE(lines, 4);
 }
 
+// The unit lets the daemon hold many descriptors (issue 21 section 6): kvfs raises its soft limit
+// to the hard one, and systemd's default hard limit is too low for a busy engine.
+TEST(PackagingTest, ServiceSetsTheOpenFileLimit) {
+  std::ifstream in(kDir + "/kvfs@.service");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("\nLimitNOFILE=1048576\n"), std::string::npos) << text.str();
+}
+
 }  // namespace
 }  // namespace kvfs

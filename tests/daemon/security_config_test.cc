@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "objstore/s3/s3_url.h"
 #include "src/cli.h"
 #include "src/config.h"
 #include "src/config_warnings.h"
@@ -194,6 +195,38 @@ TEST(TransportWarningTest, HttpsAndLocalDirectoriesAreQuiet) {
   LogCapture log;
   LogSecurityWarnings(*c);
   EXPECT_EQ(log.text(), "");
+}
+
+// /metrics on every interface has no TLS and no authentication (issue 21 section 14): warned.
+TEST(TransportWarningTest, MetricsOnEveryInterface) {
+  auto c = Resolve({"s3://b", "/m", "-o", "metrics_listen=0.0.0.0:9464"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_NE(Joined(SecurityWarnings(*c))
+                .find("metrics_listen 0.0.0.0:9464 serves /metrics on "
+                      "every interface"),
+            std::string::npos)
+      << Joined(SecurityWarnings(*c));
+  c = Resolve({"s3://b", "/m", "-o", "metrics_listen=127.0.0.1:9464"});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(Joined(SecurityWarnings(*c)).find("metrics_listen"), std::string::npos);
+}
+
+// A password in the endpoint URL (issue 21 section 14) never reaches --dump-config or messages.
+TEST(SecretWarningTest, EndpointUserinfoIsRedacted) {
+  EXPECT_EQ(s3::RedactEndpoint("http://user:" + std::string(kSecret) + "@minio:9000/x"),
+            "http://<redacted>@minio:9000/x");
+  EXPECT_EQ(s3::RedactEndpoint("http://minio:9000/a@b"), "http://minio:9000/a@b");
+  EXPECT_EQ(s3::RedactEndpoint("minio:9000"), "minio:9000");
+  auto c = Resolve({"s3://b", "/m", "-o",
+                    "endpoint=http://user:" + std::string(kSecret) + "@store.example:9000"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const std::string dump = DumpConfig(*c);
+  ExpectNoSecrets(dump);
+  EXPECT_NE(dump.find("http://<redacted>@store.example:9000"), std::string::npos) << dump;
+  ExpectNoSecrets(Joined(SecurityWarnings(*c)));
+  auto ep = s3::ParseEndpoint(c->s3.endpoint, false);
+  ASSERT_FALSE(ep.ok());
+  ExpectNoSecrets(ep.status().message());
 }
 
 }  // namespace

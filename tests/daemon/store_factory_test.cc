@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "src/config.h"
+#include "src/recovery.h"
 #include "src/s3_resolve.h"
 #include "tests/support/s3_admin.h"
 
@@ -103,6 +105,51 @@ TEST(StoreFactoryTest, RegionIsDiscoveredOnlyOnAwsWhenNotGiven) {
   KvfsConfig dotted;
   ASSERT_TRUE(ApplySourceUrl("s3://my.bucket/p", false, &dotted).ok());
   EXPECT_TRUE(EffectiveS3Options(dotted).path_style) << "dots: AWS's certificate would not match";
+}
+
+// The AWS SDKs' convention, as MinIO and Ceph users configure it (issue 21 section 12): an
+// endpoint from AWS_ENDPOINT_URL(_S3) decides the addressing as a configured one does, and
+// --dump-config names it rather than AWS's regional endpoint.
+TEST(StoreFactoryTest, EndpointFromTheEnvironmentIsPathStyleOffAws) {
+  const char* kVars[] = {"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"};
+  for (const char* var : kVars) {
+    unsetenv("AWS_ENDPOINT_URL");
+    unsetenv("AWS_ENDPOINT_URL_S3");
+    setenv(var, "http://127.0.0.1:7480", 1);
+    KvfsConfig config;
+    ASSERT_TRUE(ApplySourceUrl("s3://b/p", false, &config).ok());
+    S3Options s3 = EffectiveS3Options(config);
+    EXPECT_EQ(s3.endpoint, "http://127.0.0.1:7480") << var;
+    EXPECT_TRUE(s3.path_style) << var << ": not AWS, so path style";
+    EXPECT_FALSE(s3.discover_region) << var;
+    const std::string dump = DumpConfig(config);
+    EXPECT_NE(dump.find(std::string("# store: http://127.0.0.1:7480 (from ") + var + ")"),
+              std::string::npos)
+        << dump;
+    EXPECT_EQ(dump.find("AWS's regional endpoint"), std::string::npos) << dump;
+  }
+  // An AWS endpoint in the environment keeps AWS's virtual-hosted default; one in the config wins.
+  setenv("AWS_ENDPOINT_URL_S3", "https://s3.eu-west-1.amazonaws.com", 1);
+  KvfsConfig aws;
+  ASSERT_TRUE(ApplySourceUrl("s3://b/p", false, &aws).ok());
+  EXPECT_FALSE(EffectiveS3Options(aws).path_style);
+  aws.s3.endpoint = "http://minio.local:9000";
+  EXPECT_TRUE(EffectiveS3Options(aws).path_style);
+  unsetenv("AWS_ENDPOINT_URL");
+  unsetenv("AWS_ENDPOINT_URL_S3");
+}
+
+// Stale multipart uploads (issue 21 section 10): aborted only under kvfs's own prefix; at a
+// bucket's root, where other applications' uploads are listed too, only when asked.
+TEST(StoreFactoryTest, StaleUploadsAreCollectedOnlyUnderAPrefixUnlessAsked) {
+  EXPECT_TRUE(CollectsStaleUploads("kv/", 3600, false));
+  EXPECT_FALSE(CollectsStaleUploads("", 3600, false));
+  EXPECT_TRUE(CollectsStaleUploads("", 3600, true));
+  EXPECT_FALSE(CollectsStaleUploads("kv/", 0, true)) << "0: never";
+  KvfsConfig config;
+  EXPECT_FALSE(config.stale_upload_gc_at_root);
+  ASSERT_TRUE(ApplyConfigValue("stale_upload_gc_at_root", "true", "test", &config).ok());
+  EXPECT_TRUE(config.stale_upload_gc_at_root);
 }
 
 // Against the test S3 server: a config written the way a user would (host:port source with

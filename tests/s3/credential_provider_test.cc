@@ -4,8 +4,13 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "objstore/s3/credential_sources.h"
@@ -90,20 +95,54 @@ TEST(RefreshingCredentialProviderTest, FirstFetchErrorNamesTheSource) {
   EXPECT_NE(p.status().message().find("InvalidIdentityToken"), std::string::npos);
 }
 
-TEST(CredentialProcessTest, FailuresNameTheCommand) {
-  Result<TemporaryCredentials> r = ProcessFetch("exit 3")();
+TEST(CredentialProcessTest, FailuresNameTheProfileNotTheCommand) {
+  const std::string what = "credential_process of profile p";
+  Result<TemporaryCredentials> r = ProcessFetch("exit 3 # hunter2", what, 10'000)();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied);
-  EXPECT_NE(r.status().message().find("credential_process 'exit 3' failed (exit status 3)"),
-            std::string::npos)
+  EXPECT_NE(r.status().message().find(what + " failed (exit status 3)"), std::string::npos)
       << r.status().message();
-  r = ProcessFetch("echo not json")();
+  EXPECT_EQ(r.status().message().find("hunter2"), std::string::npos) << "the command line";
+  r = ProcessFetch("echo not json", what, 10'000)();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("\"Version\": 1"), std::string::npos);
-  r = ProcessFetch(R"(echo '{"Version": 1, "AccessKeyId": "AK", "SecretAccessKey": "s"}')")();
+  r = ProcessFetch(R"(echo '{"Version": 1, "AccessKeyId": "AK", "SecretAccessKey": "s"}')", what,
+                   10'000)();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->creds.access_key_id, "AK");
+  EXPECT_EQ(r->creds.source, what);
   EXPECT_EQ(r->expiration, SystemTime::max()) << "no Expiration: never expires";
+}
+
+// A command that never answers (issue 21 section 7) is killed with everything it started, and
+// the error names the setting; a helper that keeps the output open is killed too.
+TEST(CredentialProcessTest, HungCommandIsKilledWithItsGroup) {
+  const std::string pidfile = ::testing::TempDir() + "/kvfs-credproc-child";
+  unlink(pidfile.c_str());
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<TemporaryCredentials> r = ProcessFetch("sleep 300 & echo $! > " + pidfile + "; wait",
+                                                "credential_process of profile p", 1'000)();
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("did not answer within 1 s "
+                                      "(credential_process_timeout_secs)"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_LT(took, std::chrono::seconds(5));
+  FILE* f = fopen(pidfile.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  int child = 0;
+  ASSERT_EQ(fscanf(f, "%d", &child), 1);
+  fclose(f);
+  // The sleep was in the command's process group: gone (or a zombie of init's) by now.
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string line;
+    gone = !std::getline(stat, line) || line.find(") Z") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "the command's child " << child << " survived";
 }
 
 TEST(CredentialChainTest, RoleProfileWithoutASourceSaysWhatIsMissing) {
