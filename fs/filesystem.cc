@@ -6,6 +6,7 @@
 #include <fnmatch.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -126,6 +127,7 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool*
     if (e->kind == MetaEntry::kMissing) return Status::NotFound("no such file: " + key);
     node.kind = e->kind;
     node.info = e->info;
+    node.ttl_secs = std::chrono::duration<double>(e->left).count();
     return node;
   }
   if (listings_.KnownMissing(key)) {
@@ -236,11 +238,12 @@ Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, boo
   }
   KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
   FsEntry entry;
+  entry.ttl_secs = node.ttl_secs;
   if (node.local && !node.local->published_now()) {
     // A chunk being written: only its writer sees it, and nobody caches the answer, so that
     // others see it the moment it is published.
-    if (!VisibleTo(*node.local, pid)) return entry;  // ino 0
-    entry.uncached = true;
+    entry.ttl_secs = 0;
+    if (!VisibleTo(*node.local, pid)) return entry;  // ino 0, not cached
   }
   uint64_t ino = inodes_.Ref(parent, name, node.kind == MetaEntry::kDir);
   entry.attr = AttrOf(ino, node);
@@ -259,6 +262,16 @@ void Filesystem::KeepOpenLocal(uint64_t ino) {
     Status st = h->remote->KeepLocal();
     if (!st.ok()) spdlog::warn("kvfs: keeping an open, unlinked file readable: {}", st.ToString());
   }
+}
+
+double Filesystem::MissTtlSecs(uint64_t parent, const std::string& name) {
+  auto path = ChildPath(parent, name);
+  if (!path.ok()) return 0;
+  auto key = codec_.FileKey(*path);
+  if (!key.ok()) return 0;
+  auto missing = meta_.Get(*key);
+  if (!missing) return 0;  // not cached here (a temp name, caching off): the kernel asks again
+  return std::chrono::duration<double>(missing->left).count();
 }
 
 pid_t Filesystem::ProcessOf(pid_t pid) const {
@@ -445,7 +458,20 @@ FsStat Filesystem::StatFs() const {
   s.bsize = 4096;
   s.frsize = 4096;
   s.blocks = options_.statfs_total_bytes / s.frsize;
-  s.bfree = s.bavail = s.blocks;
+  // Free: what this node can still take for new chunks. The store itself has no limit here; what
+  // fills up is the disk of the cache directory, where chunks are spooled while written and
+  // which the cache's chunks share (evicted as needed). So free = that disk's free space plus the
+  // cache's evictable bytes, at most the reported size: engines' free-space guards (LMCache's
+  // DiskGuard, SGLang's cleaner, llm-d's evictor) then stop or evict only when writes would
+  // really fail with ENOSPC, not because the cache holds copies it can drop.
+  uint64_t free_bytes = s.blocks * s.frsize;
+  struct statvfs disk;
+  if (!options_.spool_dir.empty() && statvfs(options_.spool_dir.c_str(), &disk) == 0) {
+    const uint64_t takes = static_cast<uint64_t>(disk.f_bavail) * disk.f_frsize +
+                           (reader_ ? reader_->EvictableBytes() : 0);
+    free_bytes = std::min(free_bytes, takes);
+  }
+  s.bfree = s.bavail = free_bytes / s.frsize;
   s.files = s.ffree = 1ull << 32;
   s.namemax = NameCodec::kMaxNameBytes;
   return s;

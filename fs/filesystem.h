@@ -85,10 +85,13 @@ struct FileAttr {
 };
 
 struct FsEntry {
-  FileAttr attr;  // ino 0: no such name for this caller, not to be cached (a chunk being written)
-  // Not to be cached by the kernel (a chunk being written: other processes must ask each time,
-  // so that they see it only once it is published).
-  bool uncached = false;
+  FileAttr attr;  // ino 0: no such name for this caller (a chunk another process is writing)
+  // How long the kernel may keep the answer: < 0 the whole metadata TTL (a fresh answer); the
+  // rest of the TTL of the metadata-cache entry it came from, so that a name is never cached
+  // longer than one TTL in all (other nodes' changes show within it); 0 not at all (a chunk
+  // being written: other processes must ask each time, so that they see it once published).
+  double ttl_secs = -1;
+  bool uncached() const { return ttl_secs == 0; }
 };
 
 struct SetAttrRequest {
@@ -155,6 +158,9 @@ class Filesystem {
   Result<FsEntry> Lookup(uint64_t parent, const std::string& name, bool* needs_store = nullptr,
                          pid_t pid = 0);
   void Forget(uint64_t ino, uint64_t nlookup);
+  // After Lookup said kNotFound: how long the kernel may keep that miss (what is left of the
+  // metadata cache's TTL for it), so that kernel and daemon together keep it at most one TTL.
+  double MissTtlSecs(uint64_t parent, const std::string& name);
   // fh (when the kernel passes one) lets fstat work on unlinked open files.
   Result<FileAttr> GetAttr(uint64_t ino, std::optional<uint64_t> fh = std::nullopt,
                            bool* needs_store = nullptr);
@@ -226,6 +232,7 @@ class Filesystem {
   };
   struct Node {  // what a name refers to
     MetaEntry::Kind kind = MetaEntry::kMissing;
+    double ttl_secs = -1;  // from the metadata cache: the rest of its TTL (FsEntry::ttl_secs)
     ObjectInfo info;
     std::shared_ptr<LocalFile> local;
   };

@@ -67,7 +67,7 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
   node.info.size = lf->size_now();
   node.info.mtime_sec = lf->mtime_sec();
   FsEntry entry{AttrOf(ino, node)};
-  entry.uncached = !lf->published_now();  // others see it when it is published, not before
+  if (!lf->published_now()) entry.ttl_secs = 0;  // others see it when it is published, not before
   return std::make_pair(entry, OpenResult{AddHandle(std::move(h)), false});
 }
 

@@ -13,7 +13,9 @@ std::optional<MetaEntry> MetaCache::Get(const std::string& key) {
   MutexLock l(&mu_);
   auto it = map_.find(key);
   if (it == map_.end() || it->second.expires <= now) return std::nullopt;
-  return it->second.entry;
+  MetaEntry e = it->second.entry;
+  e.left = it->second.expires - now;
+  return e;
 }
 
 MetaCache::Stale MetaCache::GetStale(const std::string& key) {

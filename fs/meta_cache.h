@@ -28,6 +28,9 @@ struct MetaEntry {
   enum Kind { kMissing, kFile, kDir };
   Kind kind = kMissing;
   ObjectInfo info;  // for kFile
+  // Set by Get: how long the entry stays fresh. The kernel is given this, not a whole TTL, so
+  // that its cache and this one together never hold a name longer than one TTL.
+  std::chrono::steady_clock::duration left{};
 };
 
 class MetaCache {

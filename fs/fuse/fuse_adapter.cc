@@ -52,13 +52,14 @@ void ReplyLookup(fuse_req_t req, fuse_ino_t parent, const std::string& name,
     fuse_reply_err(req, ENOENT);
     return;
   }
-  if (r.ok()) return ReplyEntry(req, r->attr, r->uncached);
+  if (r.ok()) return ReplyEntry(req, r->attr, r->ttl_secs);
   if (r.status().code() == StatusCode::kNotFound) {
-    // Negative entry with a timeout: the kernel itself caches the miss.
+    // Negative entry with a timeout: the kernel itself caches the miss, for what is left of the
+    // daemon's own TTL for it.
     fuse_entry_param e;
     std::memset(&e, 0, sizeof(e));
     e.ino = 0;
-    e.entry_timeout = FsOf(req).entry_timeout_secs();
+    e.entry_timeout = FsOf(req).MissTtlSecs(parent, name);
     fuse_reply_entry(req, &e);
     return;
   }
@@ -204,7 +205,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   fuse_entry_param e;
   std::memset(&e, 0, sizeof(e));
   e.ino = r->first.attr.ino;
-  e.attr_timeout = e.entry_timeout = r->first.uncached ? 0 : FsOf(req).entry_timeout_secs();
+  e.attr_timeout = e.entry_timeout = r->first.uncached() ? 0 : FsOf(req).entry_timeout_secs();
   FillStat(r->first.attr, &e.attr);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) FsOf(req).Release(r->second.fh);
 }

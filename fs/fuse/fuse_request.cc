@@ -19,12 +19,12 @@ void FillStat(const FileAttr& a, struct stat* st) {
   st->st_mtim.tv_sec = st->st_ctim.tv_sec = st->st_atim.tv_sec = a.mtime_sec;
 }
 
-void ReplyEntry(fuse_req_t req, const FileAttr& attr, bool uncached) {
+void ReplyEntry(fuse_req_t req, const FileAttr& attr, double ttl_secs) {
   fuse_entry_param e;
   std::memset(&e, 0, sizeof(e));
   e.ino = attr.ino;
   e.generation = 0;
-  e.attr_timeout = e.entry_timeout = uncached ? 0 : FsOf(req).entry_timeout_secs();
+  e.attr_timeout = e.entry_timeout = ttl_secs < 0 ? FsOf(req).entry_timeout_secs() : ttl_secs;
   FillStat(attr, &e.attr);
   fuse_reply_entry(req, &e);
 }

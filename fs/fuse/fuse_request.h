@@ -33,8 +33,9 @@ inline Context& CtxOf(fuse_req_t req) { return *static_cast<Context*>(fuse_req_u
 inline Filesystem& FsOf(fuse_req_t req) { return *CtxOf(req).fs; }
 
 void FillStat(const FileAttr& a, struct stat* st);
-// uncached: a timeout of 0 (a chunk being written: the kernel asks again for every path walk).
-void ReplyEntry(fuse_req_t req, const FileAttr& attr, bool uncached = false);
+// ttl_secs: the entry and attribute timeout (< 0: the whole metadata TTL; 0: the kernel asks
+// again for every path walk, as for a chunk being written).
+void ReplyEntry(fuse_req_t req, const FileAttr& attr, double ttl_secs = -1);
 
 // What a failed request was about, for its log line.
 std::string Ino(fuse_ino_t ino);

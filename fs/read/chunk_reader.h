@@ -61,6 +61,8 @@ class ChunkReader {
                             std::optional<uint32_t> crc) {
     return false;
   }
+  // Bytes of chunks kept locally that can be evicted to make room (statfs). Default: none.
+  virtual uint64_t EvictableBytes() const { return 0; }
   // Whether Open(info) would serve reads from a local file (a cache entry or a download into
   // one), decided before opening (an open that never reads fetches nothing: LazyReadHandle).
   virtual bool ServesLocally(const ObjectInfo& info) const { return false; }

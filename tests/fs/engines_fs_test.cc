@@ -56,21 +56,21 @@ class EnginesFsTest : public FsTestBase {
                                           "2c"};
 };
 
-TEST_F(EnginesFsTest, DeepMkdirPCostsOnlyTheFirstMissedLookup) {
+TEST_F(EnginesFsTest, DeepMkdirPCostsTheFirstMissedLookupAndAMarkerPerLevel) {
   Mount();
   auto dir = MkdirP(kTree);
   ASSERT_TRUE(dir.ok()) << dir.status().ToString();
-  // The first level's lookup asked the store (HEAD and a one-key LIST); nothing else did, and
-  // mkdir wrote no marker objects.
-  EXPECT_EQ(Requests(), 2u);
-  EXPECT_EQ(mem_->ObjectCount(), 0u);
-  // Lookups of missing names in the new directories are answered without the store.
+  // The first level's lookup asked the store (HEAD and a one-key LIST); the levels below were
+  // known missing from it; each mkdir wrote its marker (so the directory outlives its chunks).
+  EXPECT_EQ(Requests(), 2u + kTree.size());
+  EXPECT_EQ(mem_->ObjectCount(), kTree.size());
+  // Lookups of missing names in the new directories are answered from that first miss.
   EXPECT_EQ(fs_->Lookup(*dir, "a1b2c3.bin").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(fs_->Lookup(*dir, "a1b2c4.bin").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(Requests(), 2u);
+  EXPECT_EQ(Requests(), 2u + kTree.size());
   // mkdir -p again: every level is known.
   ASSERT_TRUE(MkdirP(kTree).ok());
-  EXPECT_EQ(Requests(), 2u);
+  EXPECT_EQ(Requests(), 2u + kTree.size());
 }
 
 TEST_F(EnginesFsTest, LookupsBelowAMissingDirectoryCostNothing) {
@@ -126,10 +126,11 @@ TEST_F(EnginesFsTest, RenameIntoADirectoryMadeAMomentAgo) {
   ASSERT_TRUE(fs_->Flush(cr->second.fh).ok());
   ASSERT_TRUE(fs_->Release(cr->second.fh).ok());
   std::string key = "p/";
-  for (const auto& level : kTree) key += level + "/";
-  key += final_name;
-  EXPECT_EQ(mem_->Keys(), std::vector<std::string>{key});
-  EXPECT_EQ(mem_->counters().put, 1u);
+  std::vector<std::string> keys;
+  for (const auto& level : kTree) keys.push_back(key += level + "/");  // the markers
+  keys.push_back(key + final_name);
+  EXPECT_EQ(mem_->Keys(), keys);
+  EXPECT_EQ(mem_->counters().put, kTree.size() + 1);
   EXPECT_EQ(*ReadFile(final_name, *dir), data);
 
   // A second mount of the same bucket sees the whole tree by listing.
@@ -154,7 +155,7 @@ TEST_F(EnginesFsTest, RenameIntoADirectoryMadeAMomentAgo) {
   EXPECT_EQ(e->attr.size, data.size());
 }
 
-TEST_F(EnginesFsTest, LocalDirectoriesShowInReaddirAndRmdir) {
+TEST_F(EnginesFsTest, DirectoriesShowInReaddirAndRmdir) {
   Mount();
   auto d = fs_->Mkdir(1, "empty");
   ASSERT_TRUE(d.ok());
@@ -167,7 +168,7 @@ TEST_F(EnginesFsTest, LocalDirectoriesShowInReaddirAndRmdir) {
   const uint64_t del = mem_->counters().del;
   ASSERT_TRUE(fs_->Rmdir(d->attr.ino, "sub").ok());
   ASSERT_TRUE(fs_->Rmdir(1, "empty").ok());
-  EXPECT_EQ(mem_->counters().del, del);  // no marker to delete
+  EXPECT_EQ(mem_->counters().del, del + 2);  // the two markers
   EXPECT_EQ(fs_->Lookup(1, "empty").status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(Names(1).empty());
 }
@@ -181,7 +182,7 @@ TEST_F(EnginesFsTest, GdsTempFileReopenedAndWrittenAtAnOffset) {
   // open(tmp, "wb").write(4 KiB header); close
   std::string header(4096, 'h');
   ASSERT_TRUE(WriteFile(tmp, header, *dir).ok());
-  EXPECT_EQ(mem_->ObjectCount(), 0u);
+  EXPECT_EQ(mem_->ObjectCount(), 2u);  // the directories' markers
   // CuFile(tmp, "r+"): open O_RDWR, write the data at offset 4096, close
   auto e = fs_->Lookup(*dir, tmp);
   ASSERT_TRUE(e.ok());
@@ -191,15 +192,16 @@ TEST_F(EnginesFsTest, GdsTempFileReopenedAndWrittenAtAnOffset) {
   ASSERT_TRUE(fs_->Write(o->fh, 4096, data.data(), data.size()).ok());
   ASSERT_TRUE(fs_->Flush(o->fh).ok());
   ASSERT_TRUE(fs_->Release(o->fh).ok());
-  EXPECT_EQ(mem_->ObjectCount(), 0u);
+  EXPECT_EQ(mem_->ObjectCount(), 2u);
   ASSERT_TRUE(fs_->Rename(*dir, tmp, *dir, final_name, 0).ok());
-  EXPECT_EQ(mem_->Keys(), std::vector<std::string>{"p/12/34/m%2540bfloat16.kvcache.safetensors"});
+  EXPECT_EQ(mem_->Keys(), (std::vector<std::string>{
+                              "p/12/", "p/12/34/", "p/12/34/m%2540bfloat16.kvcache.safetensors"}));
   EXPECT_EQ(*ReadFile(final_name, *dir), header + data);
   // The small metadata file, temp then rename.
   ASSERT_TRUE(
       WriteRenamed(*dir, final_name + ".metadata.tmp1a2b3c4d", final_name + ".metadata", header)
           .ok());
-  EXPECT_EQ(mem_->ObjectCount(), 2u);
+  EXPECT_EQ(mem_->ObjectCount(), 4u);
   EXPECT_EQ(mem_->counters().copy, 0u);
 }
 
