@@ -13,7 +13,9 @@
 //   close returns 0 only when the object is durable; a failed upload is EIO and leaves nothing.
 // - An existing name is never overwritten by an upload: conditional create plus ExistsPolicy.
 //   Opening an existing file for writing (with or without O_TRUNC) starts a new, empty version;
-//   if nothing is written the object is unchanged.
+//   if nothing is written the object is unchanged. Opened O_RDWR without O_TRUNC, the new
+//   version starts with the object's bytes (so a shared mapping reads them; a changed object
+//   then meets the exists policy at close).
 // - Lookups, positive and negative, are cached for metadata_ttl_secs (MetaCache). After that, a
 //   name whose chunk is in the local cache is still answered at once from it (chunks are
 //   immutable) for cached_chunk_trust_secs, revalidated in the background (Revalidator).

@@ -80,8 +80,9 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
   if (lf) {
     KVFS_RETURN_IF_ERROR(lf->Attach(/*writer=*/true, /*truncate=*/false));
   } else {
-    // Opening an existing object for writing starts a new, empty version (O_TRUNC or not): the
-    // engines rewrite whole chunks, and downloading a chunk only to overwrite it is waste.
+    // Opening an existing object write-only starts a new, empty version (O_TRUNC or not): the
+    // engines rewrite whole chunks, and downloading a chunk only to overwrite it is waste. Opened
+    // for reading and writing, it keeps its bytes (below).
     KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
     if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
     if (flags & O_APPEND) {
@@ -89,6 +90,16 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
     }
     KVFS_ASSIGN_OR_RETURN(lf, NewLocal(path, key, inodes_.ParentOf(ino), /*created=*/false));
     lf->set_owner(ProcessOf(pid));
+    if ((flags & O_ACCMODE) == O_RDWR && !(flags & O_TRUNC) && node.info.size > 0) {
+      // Read and write: the file keeps its bytes (a shared mapping reads them back).
+      KVFS_ASSIGN_OR_RETURN(auto from, reader_->Open(key, node.info));
+      Status st = lf->Preload(from.get(), node.info.size);
+      if (!st.ok()) {
+        lf->Discard();
+        local_files_.EraseIf(key, lf.get());
+        return st;
+      }
+    }
   }
   auto h = std::make_shared<Handle>();
   h->ino = ino;

@@ -217,6 +217,27 @@ Status LocalFile::Truncate(uint64_t new_size) {
   return Status::OK();
 }
 
+Status LocalFile::Preload(ReadHandle* from, uint64_t size) {
+  MutexLock l(&mu_);
+  constexpr uint64_t kStep = 1 << 20;
+  std::unique_ptr<char[]> buf(new char[kStep]);
+  uint64_t off = 0;
+  while (off < size) {
+    KVFS_ASSIGN_OR_RETURN(uint64_t n, from->Read(off, std::min(kStep, size - off), buf.get()));
+    if (n == 0) break;
+    KVFS_RETURN_IF_ERROR(
+        PwriteFull(fd_, buf.get(), n, off, "writing spool file for '" + place_.display + "'"));
+    spool_crc_.Add(off, buf.get(), n);
+    off += n;
+  }
+  if (off != size) {
+    return Status::IoError("'" + place_.display + "' changed while it was opened: " +
+                           std::to_string(off) + " of " + std::to_string(size) + " bytes read");
+  }
+  SetSizeLocked(size);
+  return Status::OK();
+}
+
 Result<uint64_t> LocalFile::Read(uint64_t offset, uint64_t n, char* buf) const {
   return PreadFull(fd_, buf, n, offset, "reading spool file " + spool_path_);
 }

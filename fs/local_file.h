@@ -131,6 +131,11 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t n, Outcome* out) EXCLUDES(mu_);
   Status Truncate(uint64_t size) EXCLUDES(mu_);
   Result<uint64_t> Read(uint64_t offset, uint64_t n, char* buf) const;
+  // A file opened for reading and writing keeps its contents (POSIX): the object's `size` bytes
+  // are copied into the spool from `from`, and the file stays clean (nothing to upload unless it
+  // is written). Without it, a shared mapping of an existing file would fault past the end of
+  // an empty new version (SIGBUS).
+  Status Preload(ReadHandle* from, uint64_t size) EXCLUDES(mu_);
 
   // --- Transitions ---
   // flush()/fsync() by a live process: validates the whole chunk and uploads it; returns when

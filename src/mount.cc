@@ -235,8 +235,11 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
                  config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir,
                  config.cache_size);
     daemon.ReportReady();
+    // A file:// store is kvfs's own directory: its unfinished uploads are all kvfs's, even at
+    // its root. A bucket's root may hold other applications' uploads.
+    const bool own_store = config.source.rfind("file://", 0) == 0;
     cleanup.Start(stack.store.get(), stack.fs->options().key_prefix, config.stale_upload_age_secs,
-                  config.stale_upload_gc_at_root);
+                  config.stale_upload_gc_at_root || own_store);
   });
   if (!mounted && daemon.active()) {
     daemon.ReportFailure("kvfs: cannot mount " + config.source + " at " + cmd.mountpoint +

@@ -37,6 +37,7 @@ import daemon_test as dt  # noqa: E402 - the suite's mount and bucket helpers
 MOUNT_OPTS = {"metadata_cache_ttl_secs": "1", "cached_chunk_trust_secs": "0",
               "cache_size": "8GiB"}
 TEMP_PATTERNS = ["*.tmp", "*.tmp.*", "*.tmp[0-9a-f]*"]  # kvfs's default temp_patterns
+DAEMON_PIDS = []  # the kvfs daemons: children of this subreaper that kill_orphans keeps
 
 # (name, node, time limit in s, extra env, test files of LMCache's sdist). Left out, and why:
 #  tests/v1/distributed/test_nixl_native_integration.py: every test skips, "optional lmcache_nixl
@@ -138,11 +139,13 @@ def run_group(py, sdist, work, name, node, mnt, limit, env_extra, files, tally):
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
             rc, how = -9, "killed at its %d s limit" % limit
-    # pytest's own children (MP servers) are in its session: end whatever is left.
+    # pytest's own children (MP servers) are in its session: end whatever is left, and any
+    # process that left the session (we are the subreaper: orphans become our children).
     try:
         os.killpg(p.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+    kill_orphans()
     got = {}
     if os.path.exists(outcomes):
         with open(outcomes) as f:
@@ -165,6 +168,70 @@ def run_group(py, sdist, work, name, node, mnt, limit, env_extra, files, tally):
         with open(log, errors="replace") as f:
             tail = f.read()[-3000:]
         print("---- tail of %s\n%s\n----" % (log, tail), flush=True)
+
+
+def kill_orphans():
+    """SIGKILLs our children other than the kvfs daemons (orphans a test left behind, adopted
+    by this subreaper), so no process keeps a mount busy."""
+    me, keep = os.getpid(), set(DAEMON_PIDS)
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) in keep:
+            continue
+        try:
+            with open("/proc/%s/stat" % p) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == me:
+            try:
+                os.kill(int(p), signal.SIGKILL)
+                os.waitpid(int(p), 0)
+            except (OSError, ChildProcessError):
+                pass
+
+
+def holders(mnt):
+    """Processes with a cwd or an open file under mnt (why an unmount is busy)."""
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            links = [os.readlink("/proc/%s/cwd" % p)] + [
+                os.readlink("/proc/%s/fd/%s" % (p, fd)) for fd in os.listdir("/proc/%s/fd" % p)]
+            if any(link.startswith(mnt) for link in links):
+                with open("/proc/%s/cmdline" % p, "rb") as f:
+                    out.append("%s %s" % (p, f.read().replace(b"\0", b" ")[:120].decode()))
+        except OSError:
+            continue
+    return out
+
+
+def unmount(d):
+    """Like dt.Daemon.unmount (fusermount3 -u, then the daemon must exit 0), retried while the
+    mount is busy (a test's process still exiting); a daemon that will not go is killed."""
+    d.ctx.daemons.remove(d)
+    deadline = time.time() + 15
+    while True:
+        r = subprocess.run(["fusermount3", "-u", d.mnt], capture_output=True, text=True)
+        if r.returncode == 0 or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    if r.returncode != 0:
+        who = holders(d.mnt)
+        d.kill()
+        raise AssertionError("fusermount3 -u: %s; held by %s" % (r.stderr.strip(),
+                                                                  who or "nobody now"))
+    deadline = time.time() + 60
+    while True:
+        pid, st = os.waitpid(d.pid, os.WNOHANG)
+        if pid == d.pid:
+            break
+        if time.time() > deadline:
+            d.kill()
+            raise AssertionError("daemon %d did not exit after fusermount3 -u" % d.pid)
+        time.sleep(0.05)
+    assert os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0, "daemon exit status %#x" % st
 
 
 def run_two_node(py, a, b, work, tally):
@@ -241,6 +308,7 @@ def run_all(py, args, only, ctx, work, tally):
         say("bucket %s on %s, kvfs %s" % (store.bucket, store.endpoint, args.kvfs))
         nodes = {n: dt.Daemon(ctx, store, ctx.path("mnt-" + n), ctx.path("cache-" + n),
                               MOUNT_OPTS, name=n) for n in ("A", "B")}
+        DAEMON_PIDS.extend(d.pid for d in nodes.values())
         for name, node, limit, env, files in GROUPS:
             if not only or name in only:
                 run_group(py, args.sdist, work, name, node, nodes[node].mnt, limit, env, files,
@@ -256,7 +324,8 @@ def run_all(py, args, only, ctx, work, tally):
                 len(bad), len(keys), bad[:3])
         check(tally, "kvfs: no object under a temporary name in the bucket", no_temp_objects)
         for n, d in nodes.items():
-            check(tally, "kvfs: node %s unmounts, its daemon exits 0" % n, d.unmount)
+            check(tally, "kvfs: node %s unmounts, its daemon exits 0" % n,
+                  lambda d=d: unmount(d))
     finally:
         ctx.cleanup()  # kills daemons still mounted, empties and deletes the bucket
 

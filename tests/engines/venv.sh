@@ -10,7 +10,7 @@
 # env:   KVFS_ENGINE_VENV     where (default /var/cache/kvfs/engines-venv: outside the clone, so
 #                             CI reuses it between runs; about 8 GB)
 #        KVFS_ENGINE_PYTHON   the interpreter (default /usr/bin/python3, Debian 12's 3.11)
-# A stamp file records what the venv was built from (this script, the lock, the interpreter);
+# A stamp file records what the venv was built from (the pins, the interpreter);
 # while it matches nothing is done, so a rebuild happens only when a pin changes. A build that
 # did not finish leaves no stamp and is redone from scratch.
 set -euo pipefail
@@ -39,8 +39,9 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2
 fi
 
-want=$( { cat "$0" "$LOCK"; "$PY" -c 'import sys; print(sys.version, sys.executable)'; } |
-  sha256sum | cut -c1-32)
+# What the venv is made of; a change to any of it (not to comments here) means a rebuild.
+want=$( { cat "$LOCK"; echo "${NODEPS[*]} $LMCACHE $SDIST_SHA256 layout=1";
+  "$PY" -c 'import sys; print(sys.version, sys.executable)'; } | sha256sum | cut -c1-32)
 mkdir -p "$(dirname "$VENV")"
 # One builder at a time (two CI jobs, or a developer and CI, on one machine).
 exec 9>"$VENV.lock"

@@ -241,8 +241,12 @@ def case_hung_credential_process(ctx):
         return
     store = ctx.store()
     config = ctx.path("aws-config")
+    hung = ctx.path("hung.sh")  # never answers; "--hunter2" stands for a secret on its command line
+    with open(hung, "w") as f:
+        f.write("#!/bin/sh\nsleep 617\n")
+    os.chmod(hung, 0o755)
     with open(config, "w") as f:
-        f.write("[profile hung]\ncredential_process = sleep 617 --hunter2\n")
+        f.write("[profile hung]\ncredential_process = %s --hunter2\n" % hung)
     env = {"AWS_CONFIG_FILE": config, "AWS_PROFILE": "hung", "AWS_ACCESS_KEY_ID": "",
            "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_EC2_METADATA_DISABLED": "1",
            "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials"}

@@ -139,10 +139,10 @@ def xattrs(mnt):
     expect_errno(lambda: os.setxattr(mnt, "user.kvfs.stats", b"v"), errno.EOPNOTSUPP,
                  "root setxattr()")
     some = next(e.name for e in os.scandir(mnt) if e.is_file())
+    # Files have no attributes: "no such attribute" (ENODATA), an empty list.
     expect_errno(lambda: os.getxattr(os.path.join(mnt, some), "user.kvfs.stats"),
-                 errno.EOPNOTSUPP, "file getxattr()")
-    expect_errno(lambda: os.listxattr(os.path.join(mnt, some)), errno.EOPNOTSUPP,
-                 "file listxattr()")
+                 errno.ENODATA, "file getxattr()")
+    assert os.listxattr(os.path.join(mnt, some)) == [], "file listxattr() not empty"
 
 
 def bad_inputs(mnt):
@@ -162,17 +162,23 @@ def bad_inputs(mnt):
             try:
                 os.close(fd)
             except OSError:
-                pass  # the (empty) file is rejected on close too
+                pass
     expect_errno(too_big, errno.EFBIG, "write past max_chunk_bytes")
-    assert not os.path.exists(os.path.join(mnt, "huge.pt")), "rejected file visible"
+    # Nothing of the refused write: the file is what was written, empty (an empty file is a file).
+    assert os.path.getsize(os.path.join(mnt, "huge.pt")) == 0, "bytes of a refused write visible"
 
     # Names: over 255 bytes.
     expect_errno(lambda: open(os.path.join(mnt, "n" * 256), "wb"), errno.ENAMETOOLONG,
                  "256-byte name")
     # Unsupported operations: documented errnos.
-    some = next(e.name for e in os.scandir(mnt) if e.is_file())
+    some = next(e.name for e in os.scandir(mnt) if e.is_file() and e.stat().st_size > 0)
+    # link() of an uploaded file: a second object with its bytes; never over an existing name.
+    os.link(os.path.join(mnt, some), os.path.join(mnt, "hard"))
+    with open(os.path.join(mnt, some), "rb") as a, open(os.path.join(mnt, "hard"), "rb") as b:
+        assert a.read() == b.read(), "link() copy differs"
     expect_errno(lambda: os.link(os.path.join(mnt, some), os.path.join(mnt, "hard")),
-                 errno.EPERM, "link()")
+                 errno.EEXIST, "link() over an existing name")
+    os.unlink(os.path.join(mnt, "hard"))
     expect_errno(lambda: os.symlink("x", os.path.join(mnt, "sym")), errno.EPERM, "symlink()")
     expect_errno(lambda: os.setxattr(os.path.join(mnt, some), "user.k", b"v"), errno.EOPNOTSUPP,
                  "setxattr()")
@@ -263,7 +269,11 @@ def main():
 
         bad_inputs(a.mnt)
         xattrs(a.mnt)
-        assert set(dump(args.binary, store)) == set(want), "bad input left objects behind"
+        # Only the file whose write was refused (EFBIG), as it was written: empty.
+        left = dump(args.binary, store)
+        assert set(left) == set(want) | {PREFIX + "huge.pt"}, "bad input left objects behind"
+        assert left[PREFIX + "huge.pt"][1] == hashlib.sha256(b"").hexdigest(), "huge.pt not empty"
+        os.unlink(os.path.join(a.mnt, "huge.pt"))
         print("ok: bad inputs left nothing behind")
 
         # A second node: its own spool, same store. It reads A's chunks; A sees B's chunk.

@@ -280,6 +280,43 @@ def run(ctx, checks):
     checks.run("a writable shared mapping of a new file: no SIGBUS, its bytes are published",
                shared_mapping)
 
+    def mapping_of_an_existing_file():
+        p = os.path.join(a.mnt, "mapped.bin")  # published above
+        fd = os.open(p, os.O_RDWR)
+        m = mmap.mmap(fd, MIB, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        assert m[:MIB] == data[:MIB], "a shared mapping of an existing file reads other bytes"
+        m.close()
+        os.close(fd)  # nothing written: nothing to publish, the object is unchanged
+        assert stored(store).get("mapped.bin") == MIB
+    checks.run("a shared mapping of an existing file opened O_RDWR reads its bytes (no SIGBUS)",
+               mapping_of_an_existing_file)
+
+    def nixl_link():
+        final = os.path.join(a.mnt, "nixl.bin")
+        tmp = final + ".tmp.1"
+        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_SYNC, 0o644)
+        os.write(fd, data)
+        os.close(fd)
+        os.link(tmp, final)  # NIXL POSIX: publish with link(tmp, final), then unlink(tmp)
+        os.unlink(tmp)
+        assert stored(store).get("nixl.bin") == size
+        dt.expect_errno(lambda: os.link(final, final), errno.EEXIST, "link over an existing name")
+        time.sleep(TTL + 0.5)
+        with open(os.path.join(b.mnt, "nixl.bin"), "rb") as f:
+            assert f.read() == data
+    checks.run("link(tmp, final) publishes the chunk (NIXL's POSIX backend); node B reads it",
+               nixl_link)
+
+    def open_without_read():
+        st = b.settled()
+        with open(os.path.join(b.mnt, "sub.bin"), "rb"):
+            pass  # llm-d's existence check: open + close
+        after = b.settled()
+        assert after.get("kvfs_read_bytes_from_store", 0) == st.get("kvfs_read_bytes_from_store", 0), \
+            "an open without a read downloaded %d bytes" % (
+                after["kvfs_read_bytes_from_store"] - st["kvfs_read_bytes_from_store"])
+    checks.run("an open without a read transfers nothing", open_without_read)
+
     leftovers = [k for k in stored(store) if ".tmp" in k]
     checks.run("bucket: nothing under a temporary name", lambda: not leftovers or (_ for _ in ()).throw(
         AssertionError(leftovers)))
