@@ -80,13 +80,14 @@ Status LocalFile::CheckWholeLocked(uint64_t size, const Place& place) const {
   const auto& sizes = env_.options->chunk_sizes;
   bool whole = sizes.empty() || std::find(sizes.begin(), sizes.end(), size) != sizes.end();
   if (whole && sizes.empty() && env_.learnt_sizes != nullptr) {
-    auto learnt = env_.learnt_sizes->Lookup(place.key, env_.store);
-    if (learnt && size < learnt->size) {
-      return Status::InvalidArgument("rejected '" + display + "': " + std::to_string(size) +
-                                     " bytes is not a whole chunk: names like '" +
-                                     ChunkSizeLearner::PatternOf(place.key) + "' hold " +
-                                     std::to_string(learnt->size) + "-byte chunks (e.g. '" +
-                                     learnt->from_key + "'; learn_chunk_sizes)");
+    auto learnt = env_.learnt_sizes->CheckClose(place.key, size, env_.store);
+    if (learnt) {
+      return Status::InvalidArgument(
+          "rejected '" + display + "': " + std::to_string(size) +
+          " bytes is not a whole chunk: names like '" + ChunkSizeLearner::PatternOf(place.key) +
+          "' hold " + std::to_string(learnt->size) + "-byte chunks (e.g. '" + learnt->from_key +
+          "'; learn_chunk_sizes: a smaller size is taken as the new chunk size once " +
+          std::to_string(ChunkSizeLearner::kEstablish) + " names have had it)");
     }
   }
   if (whole) return Status::OK();
