@@ -190,7 +190,7 @@ Result<uint64_t> LocalFile::Write(uint64_t offset, const char* data, uint64_t n,
   if (o.upload_while_writing && !temp_ && state_ == State::kDirty) {
     if (!early_) {
       early_ = std::make_unique<EarlyUpload>(env_.store, place_.key, fd_, o.multipart_part_size,
-                                             o.upload_parallelism);
+                                             o.upload_parallelism, env_.uploader->aborts());
     }
     early_->OnWrite(offset, n);
   }
