@@ -137,6 +137,16 @@ LocalFile::Outcome LocalFile::Release(bool writer) {
     out = CommitLocked();
   }
   if (--handles_ == 0) {
+    if (temp_orphaned_ && temp_ && state_ != State::kFailed && state_ != State::kDiscarded) {
+      // Killed while writing it: nobody will rename it; its name and spool go now.
+      spdlog::info("kvfs: temporary file '{}' ({} bytes) was closed by a dying writer: removed",
+                   place_.display, size_);
+      state_ = State::kDiscarded;
+      failure_ = Status::NotFound("'" + place_.display + "' was abandoned by a dying writer");
+      early_.reset();
+      out.kind = Outcome::kDropped;
+      out.place = place_;
+    }
     if (state_ == State::kAbandoned) {
       // No live process closed it after the dying one: the bytes are whatever that process had
       // written when it died, never a chunk to publish.
@@ -227,6 +237,7 @@ Result<uint64_t> LocalFile::Read(uint64_t offset, uint64_t n, char* buf) const {
 
 LocalFile::Outcome LocalFile::Commit() {
   MutexLock l(&mu_);
+  temp_orphaned_ = false;  // a live close: the temp file's writer (or a holder) is alive
   return CommitLocked();
 }
 
@@ -286,6 +297,10 @@ LocalFile::Outcome LocalFile::FailLocked(Status st) {
 LocalFile::Outcome LocalFile::Abandon(pid_t pid) {
   MutexLock l(&mu_);
   Outcome out;
+  if (temp_ && state_ != State::kFailed && state_ != State::kDiscarded) {
+    temp_orphaned_ = true;  // the last Release decides: a live close may still come
+    return out;
+  }
   if (state_ != State::kDirty || temp_) return out;
   spdlog::info(
       "kvfs: '{}' ({} bytes) was closed by exiting process {} without a close() of its own: "
