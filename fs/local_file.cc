@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <ctime>
 
+#include "base/fd_reserve.h"
 #include "base/posix_io.h"
 
 namespace kvfs {
@@ -18,8 +19,14 @@ Result<std::shared_ptr<LocalFile>> LocalFile::Create(const Env& env, Place place
   static std::atomic<uint64_t> counter{0};
   std::string path = env.options->spool_dir + "/spool-" + std::to_string(getpid()) + "-" +
                      std::to_string(counter.fetch_add(1));
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return Status::FromErrno(errno, "creating spool file " + path);
+  // Writers decide how many spool files are open: never the daemon's last descriptors.
+  int fd =
+      KeepFdReserve(open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (fd < 0) {
+    const int err = errno;
+    if (err == EMFILE) unlink(path.c_str());  // created, then refused by the reserve
+    return Status::FromErrno(err, "creating spool file " + path);
+  }
   std::string key = place.key;
   std::shared_ptr<LocalFile> f(new LocalFile(env, fd, std::move(path), std::move(place), temp));
   {
