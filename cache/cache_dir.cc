@@ -10,6 +10,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "base/fd_reserve.h"
 #include "base/posix_io.h"
 
 namespace kvfs {
@@ -65,7 +66,8 @@ Result<std::unique_ptr<CacheDir>> CacheDir::Open(const std::string& dir) {
 }
 
 int CacheDir::OpenEntry(const std::string& name, int flags, mode_t mode) const {
-  return openat(data_.fd(), name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+  // Readers decide how many entries are open at once: never the daemon's last descriptors.
+  return KeepFdReserve(openat(data_.fd(), name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode));
 }
 
 int CacheDir::UnlinkEntry(const std::string& name) const {

@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cctype>
+#include <functional>
 
 namespace kvfs {
 namespace {
@@ -87,15 +89,34 @@ std::optional<ChunkSizeLearner::Learnt> ChunkSizeLearner::Known(const Learnt& l)
   return l;
 }
 
-const ChunkSizeLearner::Learnt& ChunkSizeLearner::RememberLocked(std::string pattern, uint64_t size,
+ChunkSizeLearner::PatternState& ChunkSizeLearner::RememberLocked(std::string pattern, uint64_t size,
                                                                  std::string_view key) {
   auto it = by_pattern_.find(pattern);
   if (it == by_pattern_.end()) {
     if (by_pattern_.size() >= max_patterns_) by_pattern_.erase(by_pattern_.begin());
-    it = by_pattern_.emplace(std::move(pattern), Learnt{}).first;
+    it = by_pattern_.emplace(std::move(pattern), PatternState{}).first;
   }
-  if (size > it->second.size) it->second = Learnt{size, std::string(key)};
-  return it->second;
+  PatternState& st = it->second;
+  if (size == 0) return st;
+  if (size > st.largest.size) st.largest = Learnt{size, std::string(key)};
+  auto sized = st.names_by_size.find(size);
+  if (sized == st.names_by_size.end()) {
+    if (st.names_by_size.size() >= kMaxSizesPerPattern) {
+      // Full: forget the size fewest names had (a partial one, most likely).
+      auto fewest = st.names_by_size.begin();
+      for (auto s = st.names_by_size.begin(); s != st.names_by_size.end(); ++s) {
+        if (s->second.size() < fewest->second.size()) fewest = s;
+      }
+      st.names_by_size.erase(fewest);
+    }
+    sized = st.names_by_size.emplace(size, std::vector<size_t>{}).first;
+  }
+  std::vector<size_t>& names = sized->second;
+  const size_t h = std::hash<std::string_view>{}(key);
+  if (names.size() < kEstablish && std::find(names.begin(), names.end(), h) == names.end()) {
+    names.push_back(h);
+  }
+  return st;
 }
 
 void ChunkSizeLearner::Observe(std::string_view key, uint64_t size) {
@@ -114,7 +135,7 @@ std::optional<ChunkSizeLearner::Learnt> ChunkSizeLearner::Lookup(std::string_vie
   {
     MutexLock l(&mu_);
     auto it = by_pattern_.find(p.pattern);
-    if (it != by_pattern_.end()) return Known(it->second);
+    if (it != by_pattern_.end()) return Known(it->second.largest);
   }
   if (store == nullptr) return std::nullopt;
   ListRequest req;
@@ -130,7 +151,20 @@ std::optional<ChunkSizeLearner::Learnt> ChunkSizeLearner::Lookup(std::string_vie
   }
   for (const ObjectInfo& o : page->objects) Observe(o.key, o.size);
   MutexLock l(&mu_);
-  return Known(RememberLocked(p.pattern, 0, key));  // asked: recorded even when nothing matched
+  // Asked: recorded even when nothing matched.
+  return Known(RememberLocked(std::move(p.pattern), 0, key).largest);
+}
+
+std::optional<ChunkSizeLearner::Learnt> ChunkSizeLearner::CheckClose(std::string_view key,
+                                                                     uint64_t size,
+                                                                     ObjectStore* store) {
+  if (size == 0) return std::nullopt;
+  std::optional<Learnt> learnt = Lookup(key, store);  // nullopt also when disabled or unhashed
+  if (!learnt || size >= learnt->size) return std::nullopt;
+  MutexLock l(&mu_);
+  const PatternState& st = RememberLocked(PatternOf(key), size, key);
+  if (st.names_by_size.at(size).size() >= kEstablish) return std::nullopt;
+  return learnt;
 }
 
 }  // namespace kvfs

@@ -16,12 +16,13 @@ constexpr size_t kMaxPending = 1024;
 }  // namespace
 
 EarlyUpload::EarlyUpload(ObjectStore* store, std::string key, int fd, uint64_t part_size,
-                         int parallelism)
+                         int parallelism, AbortQueue* aborts)
     : store_(store),
       key_(std::move(key)),
       fd_(fd),
       part_size_(std::max<uint64_t>(part_size, 1)),
-      parallelism_(std::max(parallelism, 1)) {}
+      parallelism_(std::max(parallelism, 1)),
+      aborts_(aborts) {}
 
 EarlyUpload::~EarlyUpload() {
   {
@@ -35,6 +36,11 @@ EarlyUpload::~EarlyUpload() {
 void EarlyUpload::Abort() {
   finished_ = true;
   if (upload_id_.empty()) return;
+  // A request with a deadline (a close() under blocking_timeout) does not wait for the clean-up.
+  if (aborts_ != nullptr && ThreadDeadlineMs() > 0) {
+    aborts_->Abort(store_, key_, upload_id_);
+    return;
+  }
   // Runs after a request's blocking_timeout too (that is often why it aborts): the abort gets
   // its own bound, or it would fail at once and leave the parts behind.
   const ScopedDeadline cleanup(30'000, "aborting a multipart upload", ScopedDeadline::kReplace);

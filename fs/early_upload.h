@@ -15,6 +15,10 @@
 // and the early upload is aborted. A failed early part does the same, so an early upload never
 // makes a write fail that the normal path would have stored.
 //
+// An abort (a failure, or the destructor of an upload never completed) on a thread with a deadline
+// (a FUSE request under blocking_timeout) is handed to `aborts` when given, so that the close()
+// that gave up returns without waiting for it (fs/abort_queue.h); elsewhere it runs in place.
+//
 // Thread-safety: not thread-safe; the owner serializes calls (LocalFile::mu). The store's part
 // callbacks touch only the internal shared state, under its own mutex. The spool fd must stay
 // open until the object is destroyed (the destructor waits for parts in flight).
@@ -26,15 +30,18 @@
 #include <string>
 #include <vector>
 
-#include "objstore/object_store.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "fs/abort_queue.h"
+#include "objstore/object_store.h"
 
 namespace kvfs {
 
 class EarlyUpload {
  public:
-  EarlyUpload(ObjectStore* store, std::string key, int fd, uint64_t part_size, int parallelism);
+  // `aborts`: where aborts under a deadline go (outlives this object); null: always in place.
+  EarlyUpload(ObjectStore* store, std::string key, int fd, uint64_t part_size, int parallelism,
+              AbortQueue* aborts = nullptr);
   ~EarlyUpload();  // waits for parts in flight; aborts the upload unless it was completed
   EarlyUpload(const EarlyUpload&) = delete;
   EarlyUpload& operator=(const EarlyUpload&) = delete;
@@ -75,6 +82,7 @@ class EarlyUpload {
   const int fd_;
   const uint64_t part_size_;
   const int parallelism_;
+  AbortQueue* const aborts_;
   const std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
   std::string upload_id_;  // empty until the first part is due
   bool valid_ = true;

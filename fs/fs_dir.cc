@@ -135,6 +135,13 @@ Status Filesystem::Rmdir(uint64_t parent, const std::string& name) {
 Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  // deny refuses before anything is dropped: a chunk being written is a chunk too, and its
+  // writer's close must still publish it. Temp files are local, never shared: still removable.
+  if (options_.unlink_policy == UnlinkPolicy::kDeny) {
+    if (auto open = local_files_.Find(key); open && !open->temp_now()) {
+      return Status::PermissionDenied("unlink denied by unlink_policy: " + Display(path));
+    }
+  }
   std::shared_ptr<LocalFile> lf = local_files_.Take(key);
   // Open handles keep their bytes, but nothing is uploaded any more.
   const bool was_temp = lf && lf->Discard();

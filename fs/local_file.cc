@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <ctime>
 
+#include "base/fd_reserve.h"
 #include "base/posix_io.h"
 
 namespace kvfs {
@@ -18,8 +19,14 @@ Result<std::shared_ptr<LocalFile>> LocalFile::Create(const Env& env, Place place
   static std::atomic<uint64_t> counter{0};
   std::string path = env.options->spool_dir + "/spool-" + std::to_string(getpid()) + "-" +
                      std::to_string(counter.fetch_add(1));
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return Status::FromErrno(errno, "creating spool file " + path);
+  // Writers decide how many spool files are open: never the daemon's last descriptors.
+  int fd =
+      KeepFdReserve(open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (fd < 0) {
+    const int err = errno;
+    if (err == EMFILE) unlink(path.c_str());  // created, then refused by the reserve
+    return Status::FromErrno(err, "creating spool file " + path);
+  }
   std::string key = place.key;
   std::shared_ptr<LocalFile> f(new LocalFile(env, fd, std::move(path), std::move(place), temp));
   {
@@ -80,13 +87,14 @@ Status LocalFile::CheckWholeLocked(uint64_t size, const Place& place) const {
   const auto& sizes = env_.options->chunk_sizes;
   bool whole = sizes.empty() || std::find(sizes.begin(), sizes.end(), size) != sizes.end();
   if (whole && sizes.empty() && env_.learnt_sizes != nullptr) {
-    auto learnt = env_.learnt_sizes->Lookup(place.key, env_.store);
-    if (learnt && size < learnt->size) {
-      return Status::InvalidArgument("rejected '" + display + "': " + std::to_string(size) +
-                                     " bytes is not a whole chunk: names like '" +
-                                     ChunkSizeLearner::PatternOf(place.key) + "' hold " +
-                                     std::to_string(learnt->size) + "-byte chunks (e.g. '" +
-                                     learnt->from_key + "'; learn_chunk_sizes)");
+    auto learnt = env_.learnt_sizes->CheckClose(place.key, size, env_.store);
+    if (learnt) {
+      return Status::InvalidArgument(
+          "rejected '" + display + "': " + std::to_string(size) +
+          " bytes is not a whole chunk: names like '" + ChunkSizeLearner::PatternOf(place.key) +
+          "' hold " + std::to_string(learnt->size) + "-byte chunks (e.g. '" + learnt->from_key +
+          "'; learn_chunk_sizes: a smaller size is taken as the new chunk size once " +
+          std::to_string(ChunkSizeLearner::kEstablish) + " names have had it)");
     }
   }
   if (whole) return Status::OK();
@@ -136,6 +144,16 @@ LocalFile::Outcome LocalFile::Release(bool writer) {
     out = CommitLocked();
   }
   if (--handles_ == 0) {
+    if (temp_orphaned_ && temp_ && state_ != State::kFailed && state_ != State::kDiscarded) {
+      // Killed while writing it: nobody will rename it; its name and spool go now.
+      spdlog::info("kvfs: temporary file '{}' ({} bytes) was closed by a dying writer: removed",
+                   place_.display, size_);
+      state_ = State::kDiscarded;
+      failure_ = Status::NotFound("'" + place_.display + "' was abandoned by a dying writer");
+      early_.reset();
+      out.kind = Outcome::kDropped;
+      out.place = place_;
+    }
     if (state_ == State::kAbandoned) {
       // No live process closed it after the dying one: the bytes are whatever that process had
       // written when it died, never a chunk to publish.
@@ -189,7 +207,7 @@ Result<uint64_t> LocalFile::Write(uint64_t offset, const char* data, uint64_t n,
   if (o.upload_while_writing && !temp_ && state_ == State::kDirty) {
     if (!early_) {
       early_ = std::make_unique<EarlyUpload>(env_.store, place_.key, fd_, o.multipart_part_size,
-                                             o.upload_parallelism);
+                                             o.upload_parallelism, env_.uploader->aborts());
     }
     early_->OnWrite(offset, n);
   }
@@ -247,6 +265,7 @@ Result<uint64_t> LocalFile::Read(uint64_t offset, uint64_t n, char* buf) const {
 
 LocalFile::Outcome LocalFile::Commit() {
   MutexLock l(&mu_);
+  temp_orphaned_ = false;  // a live close: the temp file's writer (or a holder) is alive
   return CommitLocked();
 }
 
@@ -306,6 +325,10 @@ LocalFile::Outcome LocalFile::FailLocked(Status st) {
 LocalFile::Outcome LocalFile::Abandon(pid_t pid) {
   MutexLock l(&mu_);
   Outcome out;
+  if (temp_ && state_ != State::kFailed && state_ != State::kDiscarded) {
+    temp_orphaned_ = true;  // the last Release decides: a live close may still come
+    return out;
+  }
   if (state_ != State::kDirty || temp_) return out;
   spdlog::info(
       "kvfs: '{}' ({} bytes) was closed by exiting process {} without a close() of its own: "

@@ -13,6 +13,7 @@
 //   kAbandoned --Commit (a live holder of the same descriptor closes it)--> as from kDirty
 //   kAbandoned --last Release--> kDiscarded
 //   any --Discard (unlink, replaced by a rename)--> kDiscarded
+//   temp file --Abandon, then last Release with no live close since--> kDiscarded
 //   temp file --RenameTo(final name)--> kCommitted under the new key (or unchanged on failure)
 //   last handle released in kCommitted, object created by this file --> spool adopted by the
 //   reader as the cache entry (never when the name already held another writer's object)
@@ -34,6 +35,8 @@
 #include <string>
 
 #include "base/crc32c_fold.h"
+#include "base/mutex.h"
+#include "base/status.h"
 #include "fs/chunk_size_learner.h"
 #include "fs/early_upload.h"
 #include "fs/fs_options.h"
@@ -41,8 +44,6 @@
 #include "fs/read/chunk_reader.h"
 #include "fs/uploader.h"
 #include "objstore/object_store.h"
-#include "base/mutex.h"
-#include "base/status.h"
 
 namespace kvfs {
 
@@ -143,7 +144,9 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   Outcome Commit() EXCLUDES(mu_);
   // The implicit close of a dying process (its FLUSH): nothing is published on its behalf, the
   // name disappears at once (kDropped) and parts sent early are aborted. A live process that
-  // shares the descriptor may still commit it; otherwise its last Release discards it.
+  // shares the descriptor may still commit it; otherwise its last Release discards it. A temp
+  // file keeps its name until that last Release, which discards it unless a live close came in
+  // between (nobody will rename it: it would hold its name and spool until unmount).
   Outcome Abandon(pid_t pid) EXCLUDES(mu_);
   // unlink(), or another file renamed over this one: never uploaded; open handles keep their
   // bytes. Returns whether it was a temp file.
@@ -199,6 +202,8 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   // kCommitted: the object was created from these bytes (not another writer's of that name).
   bool created_object_ GUARDED_BY(mu_) = false;
   bool adopted_ GUARDED_BY(mu_) = false;  // the reader took the spool file over
+  // A temp file whose last close came from a dying process: discarded at its last Release.
+  bool temp_orphaned_ GUARDED_BY(mu_) = false;
   // Parts sent while the file is still being written; null when off or done.
   std::unique_ptr<EarlyUpload> early_ GUARDED_BY(mu_);
 };

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/crc32c.h"
+#include "base/deadline.h"
 #include "base/posix_io.h"
 
 namespace kvfs {
@@ -46,6 +47,9 @@ Result<UploadOutcome> Uploader::Upload(const std::string& key, int fd, uint64_t 
   Result<ObjectInfo> r = Status::Internal("unset");
   if (early != nullptr) {
     r = early->Complete(size, /*conditional=*/true);
+    const bool out_of_time = r.status().code() == StatusCode::kDeadlineExceeded ||
+                             (ThreadDeadlineMs() > 0 && MonotonicMs() >= ThreadDeadlineMs());
+    if (!r.ok() && out_of_time) return AsIoError(r.status(), display_name, key);
     if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) {
       spdlog::info("early upload of {} failed ({}); uploading it again", key,
                    r.status().ToString());
@@ -110,7 +114,7 @@ Result<ObjectInfo> Uploader::Multipart(const std::string& key, int fd, uint64_t 
   // The same parallel part upload as the parts sent while writing, all of it now: parts go out
   // with at most upload_parallelism in flight, and a failure aborts the upload.
   EarlyUpload upload(store_.get(), key, fd, options_.multipart_part_size,
-                     options_.upload_parallelism);
+                     options_.upload_parallelism, &aborts_);
   return upload.Complete(size, /*conditional=*/true);
 }
 

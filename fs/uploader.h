@@ -5,13 +5,18 @@
 // behind: a failed multipart upload is aborted). Failures other than "name exists" come back as
 // kIoError (EIO) naming the file and key.
 //
-// Thread-safe: no mutable state; many uploads may run at once.
+// Past the caller's deadline (a close()'s blocking_timeout) nothing more is tried: a multipart
+// upload whose completion timed out is not sent again the normal way, and its abort runs in the
+// background (aborts()).
+//
+// Thread-safe: no mutable state but the abort queue (thread-safe); many uploads may run at once.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "fs/abort_queue.h"
 #include "fs/early_upload.h"
 #include "fs/fs_options.h"
 #include "objstore/object_store.h"
@@ -35,12 +40,16 @@ class Uploader {
   // (created = false) when the exists policy allows it (same size, and !no_replace), else
   // kAlreadyExists. `early`, if not null, holds parts of these bytes already sent (usable for
   // this key and size): it is completed instead of starting over, and if that fails the normal
-  // upload runs once more. `crc`: the CRC32C of those bytes when the writer folded it as they
-  // were written (LocalFile); otherwise the spool is read once more to compute it.
+  // upload runs once more (not once the caller's deadline has passed). `crc`: the CRC32C of those
+  // bytes when the writer folded it as they were written (LocalFile); otherwise the spool is read
+  // once more to compute it.
   Result<UploadOutcome> Upload(const std::string& key, int fd, uint64_t size,
                                const std::string& display_name, bool no_replace,
                                EarlyUpload* early = nullptr,
                                std::optional<uint32_t> crc = std::nullopt);
+
+  // Where the uploads of this filesystem hand their aborts (EarlyUpload).
+  AbortQueue* aborts() { return &aborts_; }
 
  private:
   Result<ObjectInfo> PutOnce(const std::string& key, int fd, uint64_t size,
@@ -53,6 +62,7 @@ class Uploader {
 
   const std::shared_ptr<ObjectStore> store_;
   const FsOptions options_;
+  AbortQueue aborts_;  // after store_: its aborts use the store, so it goes first
 };
 
 }  // namespace kvfs

@@ -2,10 +2,16 @@
 // an error document inside a 200) is not blindly repeated: a HEAD first checks whether the object
 // already exists with the multipart ETag these parts produce; only if not is the request sent
 // again, on an engine timer with back-off.
+//
+// Every step (HEAD, attempt, retry) runs under the caller's deadline (a close()'s
+// blocking_timeout): the steps after the first run on the loop thread, which has none of its own,
+// so the deadline is captured at the start and set again around each step.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <future>
 
+#include "base/deadline.h"
 #include "objstore/s3/s3_store_impl.h"
 #include "objstore/s3/s3_xml.h"
 
@@ -28,7 +34,14 @@ class CompleteOp : public std::enable_shared_from_this<CompleteOp> {
         what_("CompleteMultipartUpload " + S3Uri(client->options().bucket, key_)) {}
 
   Result<ObjectInfo> Run() {
-    deadline_ms_ = client_->clock()->NowMs() + client_->options().operation_timeout_ms;
+    const int64_t now = client_->clock()->NowMs();
+    deadline_ms_ = now + client_->options().operation_timeout_ms;
+    caller_deadline_ms_ = ThreadDeadlineMs();
+    caller_source_ = ThreadDeadlineSource();
+    if (caller_deadline_ms_ > 0) {  // retries stop at the caller's deadline too
+      deadline_ms_ =
+          std::min(deadline_ms_, now + std::max<int64_t>(1, caller_deadline_ms_ - MonotonicMs()));
+    }
     auto self = shared_from_this();
     if (conditional_ && mode_ != ConditionalCreateMode::kHeader) {
       // HEAD first: servers differ in whether they honour If-None-Match on completion.
@@ -54,7 +67,15 @@ class CompleteOp : public std::enable_shared_from_this<CompleteOp> {
     return st;
   }
 
+  // The caller's deadline on the current thread for the scope of one step (no change without one).
+  ScopedDeadline CallerDeadline() const {
+    if (caller_deadline_ms_ == 0) return ScopedDeadline(0, "");
+    return ScopedDeadline(std::max<int64_t>(1, caller_deadline_ms_ - MonotonicMs()),
+                          caller_source_);
+  }
+
   void Attempt() {
+    const ScopedDeadline deadline = CallerDeadline();
     ++attempts_;
     auto call = std::make_shared<S3Call>();
     call->operation = "CompleteMultipartUpload";
@@ -94,6 +115,7 @@ class CompleteOp : public std::enable_shared_from_this<CompleteOp> {
     if (send_header_ && st.code() == StatusCode::kPreconditionFailed) {
       if (mode_ == ConditionalCreateMode::kHeader) return Finish(Exists(st));
       // kAuto: believe the 412 only if HEAD agrees (Ceph RGW 16 may answer 412 on new keys).
+      const ScopedDeadline deadline = CallerDeadline();
       auto self = shared_from_this();
       store_->HeadAsync(key_, [self, st](Result<ObjectInfo> r) {
         if (r.ok()) return self->Finish(self->Exists(st));
@@ -110,6 +132,7 @@ class CompleteOp : public std::enable_shared_from_this<CompleteOp> {
 
   // After a failure that may hide a success: did the object appear with our parts' ETag?
   void Verify(Status failure) {
+    const ScopedDeadline deadline = CallerDeadline();
     auto self = shared_from_this();
     store_->HeadAsync(key_, [self, failure](Result<ObjectInfo> r) {
       if (r.ok() && !self->expected_etag_.empty() && r->etag == self->expected_etag_) {
@@ -131,6 +154,7 @@ class CompleteOp : public std::enable_shared_from_this<CompleteOp> {
   // Success: S3 answers with the ETag but never the size, and Ceph RGW with an empty ETag; a
   // HEAD supplies both.
   void FillFromHead(std::string etag, const Status&) {
+    const ScopedDeadline deadline = CallerDeadline();
     auto self = shared_from_this();
     store_->HeadAsync(key_, [self, etag](Result<ObjectInfo> r) {
       if (!r.ok()) {
@@ -154,7 +178,9 @@ class CompleteOp : public std::enable_shared_from_this<CompleteOp> {
   const bool conditional_;
   const std::string what_;
   std::promise<Result<ObjectInfo>> result_;
-  int64_t deadline_ms_ = 0;
+  int64_t deadline_ms_ = 0;  // client clock: operation_timeout_ms or the caller's, if earlier
+  int64_t caller_deadline_ms_ = 0;  // MonotonicMs; 0: the caller had none
+  std::string caller_source_;
   int attempts_ = 0;
   bool send_header_ = false;
   bool header_refused_ = false;

@@ -117,6 +117,31 @@ TEST_F(LearnChunkSizesTest, OwnUploadsTeachAndOnlyTheSamePatternIsChecked) {
   EXPECT_TRUE(WriteFile(Name('d'), std::string(24, 'D')).ok());        // larger is never partial
 }
 
+// issue 21 §11: the engine's chunk_size shrank (a config change). The old, larger objects stay
+// in the store; new chunks all have the new size, which is taken once kEstablish names had it.
+TEST_F(LearnChunkSizesTest, AShrunkChunkSizeIsAcceptedOnceSeveralNamesHaveIt) {
+  Mount();
+  ASSERT_TRUE(WriteFile(Name('a'), std::string(16, 'A')).ok());
+  // A partial chunk closed again and again under one name stays partial.
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(ToErrno(WriteFile(Name('1'), std::string(4, 'P'))), EINVAL);
+  EXPECT_EQ(ToErrno(WriteFile(Name('b'), std::string(8, 'B'))), EINVAL);
+  EXPECT_EQ(ToErrno(WriteFile(Name('c'), std::string(8, 'C'))), EINVAL);
+  EXPECT_TRUE(WriteFile(Name('d'), std::string(8, 'D')).ok());  // third name: the new size
+  EXPECT_TRUE(WriteFile(Name('b'), std::string(8, 'B')).ok());  // its retry goes through
+  EXPECT_TRUE(WriteFile(Name('e'), std::string(8, 'E')).ok());
+  EXPECT_EQ(mem_->GetObject("p/" + Name('e')), std::string(8, 'E'));
+  EXPECT_EQ(ToErrno(WriteFile(Name('f'), std::string(4, 'F'))), EINVAL);  // still partial
+  EXPECT_TRUE(WriteFile(Name('0'), std::string(16, 'G')).ok());  // the old size still whole
+}
+
+TEST_F(LearnChunkSizesTest, ANewSizeOtherNodesStoredIsAcceptedAtOnce) {
+  mem_->PutObject("p/" + Name('a'), std::string(16, 'A'));
+  for (char c : std::string("789")) mem_->PutObject("p/" + Name(c), std::string(8, c));
+  Mount();
+  EXPECT_TRUE(WriteFile(Name('b'), std::string(8, 'B')).ok());
+  EXPECT_EQ(ToErrno(WriteFile(Name('c'), std::string(12, 'C'))), EINVAL);
+}
+
 TEST_F(LearnChunkSizesTest, SizeFromTheMissListingOfTheDirectory) {
   Mount();
   mem_->PutObject("p/" + Name('a'), std::string(16, 'A'));

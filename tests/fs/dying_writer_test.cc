@@ -65,6 +65,36 @@ TEST_F(DyingWriterTest, ImplicitCloseOfADyingWriterPublishesNothing) {
   EXPECT_EQ(*ReadFile("c.pt"), "whole");
 }
 
+// issue 21 §4: a temp file whose writer was killed stayed in the spool and in `ls` until unmount.
+// Removed at its last release after a dying writer's close; a live writer's stays for its rename.
+TEST_F(DyingWriterTest, ATempFileOfAKilledWriterGoesAtItsLastRelease) {
+  fs_->set_process_probe(
+      {[](pid_t pid) { return pid == kDying; }, [](pid_t pid) { return pid; }, nullptr});
+  auto spool_files = [this] {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(spool_)) n += e.is_regular_file();
+    return n;
+  };
+  auto dead = fs_->CreateFile(1, "c.pt.tmp", O_CREAT | O_WRONLY | O_TRUNC, kDying);
+  ASSERT_TRUE(dead.ok()) << dead.status().ToString();
+  ASSERT_TRUE(fs_->Write(dead->second.fh, 0, "half", 4, kDying).ok());
+  EXPECT_TRUE(fs_->Flush(dead->second.fh, kDying).ok());
+  EXPECT_TRUE(fs_->Release(dead->second.fh).ok());
+  EXPECT_EQ(fs_->LocalFileCount(), 0u);
+  EXPECT_EQ(spool_files(), 0u);
+  EXPECT_EQ(fs_->Lookup(1, "c.pt.tmp").status().code(), StatusCode::kNotFound);
+
+  auto live = fs_->CreateFile(1, "d.pt.tmp", O_CREAT | O_WRONLY | O_TRUNC, kLive);
+  ASSERT_TRUE(live.ok()) << live.status().ToString();
+  ASSERT_TRUE(fs_->Write(live->second.fh, 0, "whole", 5, kLive).ok());
+  EXPECT_TRUE(fs_->Flush(live->second.fh, kLive).ok());
+  EXPECT_TRUE(fs_->Release(live->second.fh).ok());
+  EXPECT_EQ(fs_->LocalFileCount(), 1u);
+  ASSERT_TRUE(fs_->Rename(1, "d.pt.tmp", 1, "d.pt", 0).ok());
+  EXPECT_EQ(mem_->GetObject("p/d.pt"), "whole");
+  EXPECT_EQ(mem_->ObjectCount(), 1u);
+}
+
 TEST_F(DyingWriterTest, EarlyPartsOfADyingWriterAreAborted) {
   options_.multipart_part_size = 256;
   options_.multipart_threshold = 1024;
@@ -114,8 +144,9 @@ TEST_F(DyingWriterTest, LostCreateRaceNeverAdoptsOurBytes) {
 }
 
 TEST(ProcessState, ParsesStatus) {
-  const std::string live = "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t77\n"
-                           "Pid:\t78\nVmPeak:\t  100 kB\nVmSize:\t  100 kB\n";
+  const std::string live =
+      "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t77\n"
+      "Pid:\t78\nVmPeak:\t  100 kB\nVmSize:\t  100 kB\n";
   EXPECT_EQ(StatusSaysExiting(live), std::optional(false));
   EXPECT_EQ(StatusSaysTgid(live), std::optional<pid_t>(77));  // thread 78 of process 77
   // Past exit_mm(): no Vm* lines; a zombie.

@@ -4,8 +4,12 @@
 // object or a clean error and no upload left open.
 #include <fcntl.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
+#include "base/deadline.h"
+#include "tests/fakes/fault_store.h"
 #include "tests/fs/fs_test_util.h"
 
 namespace kvfs {
@@ -81,6 +85,57 @@ TEST_F(EarlyUploadTest, ScatteredWritesFallBackToTheUploadAtClose) {
   EXPECT_EQ(counts().put.load(), 1u);
   EXPECT_EQ(mem_->GetObject("p/sc"), data);
   EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+}
+
+// issue 21 §3: the whole close() stays within blocking_timeout. A rejected chunk's abort (here
+// stalled 3 s) finishes after close() has returned.
+TEST_F(EarlyUploadTest, ARejectedChunkClosesWithoutWaitingForItsAbort) {
+  auto faults = std::make_shared<FaultStore>(mem_);
+  faults->SetDelay(FaultStore::Op::kAbortMultipart, std::chrono::milliseconds(3000));
+  store_ = faults;
+  options_.chunk_sizes = {4 * kPart};
+  Mount();
+  uint64_t fh = CreateForWrite("x");
+  WriteAt(fh, 0, Bytes(2 * kPart + 10, 5));
+  ASSERT_EQ(counts().upload_part.load(), 2u);
+  const int64_t start = MonotonicMs();
+  Status st;
+  {
+    const ScopedDeadline deadline(1000, "blocking_timeout=1s");
+    st = CloseHandle(fh);
+  }
+  EXPECT_EQ(ToErrno(st), EINVAL) << st.ToString();
+  EXPECT_LT(MonotonicMs() - start, 1000);
+  // The abort still happens, in the background.
+  for (int i = 0; i < 100 && mem_->PendingUploadCount() != 0; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+  EXPECT_EQ(mem_->ObjectCount(), 0u);
+}
+
+// A completion that ran out of the close()'s time is not followed by a whole new upload.
+TEST_F(EarlyUploadTest, ACompletionPastTheDeadlineIsNotUploadedAgain) {
+  auto faults = std::make_shared<FaultStore>(mem_);
+  faults->InjectError(FaultStore::Op::kCompleteMultipart,
+                      {Status::DeadlineExceeded("injected: blocking_timeout")});
+  store_ = faults;
+  Mount();
+  uint64_t fh = CreateForWrite("late");
+  WriteAt(fh, 0, Bytes(2 * kPart + 10, 6));
+  Status st;
+  {
+    const ScopedDeadline deadline(5000, "blocking_timeout=5s");
+    st = CloseHandle(fh);
+  }
+  EXPECT_EQ(ToErrno(st), ETIMEDOUT) << st.ToString();
+  EXPECT_EQ(faults->Calls(FaultStore::Op::kCreateMultipart), 1u);
+  EXPECT_EQ(faults->Calls(FaultStore::Op::kPut), 0u);
+  for (int i = 0; i < 100 && mem_->PendingUploadCount() != 0; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(mem_->PendingUploadCount(), 0u);
+  EXPECT_EQ(mem_->ObjectCount(), 0u);
 }
 
 TEST_F(EarlyUploadTest, SmallFilesStayOnePut) {

@@ -150,6 +150,28 @@ TEST_F(FilesystemTest, UnlinkPolicies) {
   EXPECT_EQ(mem_->ObjectCount(), 1u);
 }
 
+// deny protects a chunk being written as it protects a stored one: the writer's unlink is
+// refused and its close still publishes (issue 21 §13: the unlink succeeded and the close
+// returned 0 with nothing stored). Temp files are local and stay removable.
+TEST_F(FilesystemTest, UnlinkDenyRefusesAWriteInProgress) {
+  options_.unlink_policy = UnlinkPolicy::kDeny;
+  Mount();
+  auto f = fs_->CreateFile(1, "c", O_CREAT | O_WRONLY);
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE(fs_->Write(f->second.fh, 0, "abc", 3).ok());
+  EXPECT_EQ(ToErrno(fs_->Unlink(1, "c")), EPERM);
+  EXPECT_TRUE(fs_->Flush(f->second.fh).ok());
+  EXPECT_TRUE(fs_->Release(f->second.fh).ok());
+  EXPECT_EQ(mem_->GetObject("p/c"), "abc");
+
+  auto t = fs_->CreateFile(1, "c.tmp", O_CREAT | O_WRONLY);
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(fs_->Write(t->second.fh, 0, "abc", 3).ok());
+  EXPECT_TRUE(fs_->Unlink(1, "c.tmp").ok());
+  EXPECT_TRUE(fs_->Release(t->second.fh).ok());
+  EXPECT_EQ(mem_->ObjectCount(), 1u);
+}
+
 TEST_F(FilesystemTest, NegativeLookupsAreCachedForTheTtl) {
   options_.metadata_ttl_secs = 30;
   Mount();

@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 
+#include "base/deadline.h"
 #include "objstore/s3/s3_store.h"
 #include "tests/objstore/fault_server_client.h"
 
@@ -297,6 +298,31 @@ TEST_F(FaultTest, CompleteMultipartThatFailedAfterApplyingIsDetected) {
   ASSERT_TRUE(info.ok()) << info.status().ToString();
   EXPECT_EQ(info->size, part.size());
   EXPECT_FALSE(Requests("HEAD").empty()) << "the client checks with HEAD after a failed complete";
+}
+
+// issue 21 §3: a close() completes its multipart upload under blocking_timeout. The retries after
+// a stalled completion ran on the loop thread under operation_timeout_ms only (30-80 s).
+TEST_F(FaultTest, StalledCompleteEndsByTheCallersDeadline) {
+  auto store = MakeStore(4, /*stall_ms=*/20000, /*op_ms=*/20000);
+  std::string part = Bytes(1000, 5);
+  auto id = store->CreateMultipartUpload("stalled");
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  auto etag = store->UploadPart("stalled", *id, 1, Body::FromMemory(part.data(), part.size()));
+  ASSERT_TRUE(etag.ok()) << etag.status().ToString();
+  ASSERT_TRUE(server_
+                  ->AddRules(R"([{"method":"POST","query":"uploadId","action":"stall",
+                                  "seconds":20,"count":-1}])")
+                  .ok());
+  const int64_t start = MonotonicMs();
+  Result<ObjectInfo> info = Status::Internal("unset");
+  {
+    const ScopedDeadline deadline(1500, "blocking_timeout=1.5s");
+    info = store->CompleteMultipartUpload("stalled", *id, {{1, *etag}}, {});
+  }
+  const int64_t took = MonotonicMs() - start;
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.status().code(), StatusCode::kDeadlineExceeded) << info.status().ToString();
+  EXPECT_LT(took, 4000) << info.status().ToString();
 }
 
 }  // namespace
