@@ -46,7 +46,7 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
            .on_object = [this](const ObjectInfo& o) { learnt_sizes_.Observe(o.key, o.size); }},
           clock),
       revalidator_(store_, &meta_, reader_.get(), options_.revalidate_timeout_ms),
-      probe_(ProcMatchesOwnPid() ? ProcessProbe{ProcessIsExiting, ThreadGroupOf,
+      probe_(ProcMatchesOwnPid() ? ProcessProbe{ProcessIsExiting, KilledBySignal, ThreadGroupOf,
                                                 [](pid_t tgid, uint64_t ino, const std::string& n) {
                                                   return HoldsWritableFd(tgid, ino, n);
                                                 }}
@@ -283,7 +283,9 @@ bool Filesystem::VisibleTo(const LocalFile& lf, pid_t pid) const {
   const pid_t owner = lf.owner();
   if (owner == 0) return true;  // written from a pid namespace we cannot see into
   const pid_t tgid = ProcessOf(pid);
-  return tgid == 0 || tgid == owner;
+  // The creator too: a process that opens a log file and hands it to a server process reads
+  // what the server writes.
+  return tgid == 0 || tgid == owner || tgid == lf.creator();
 }
 
 std::optional<FileAttr> Filesystem::AttrOfOpen(uint64_t ino) const {

@@ -143,13 +143,17 @@ class Filesystem {
   // close by the writer). Tests replace it.
   struct ProcessProbe {
     std::function<bool(pid_t)> exiting;        // the thread is exiting, a zombie, or gone
+    std::function<bool(pid_t)> killed;         // an exiting thread was killed by a signal
     std::function<pid_t(pid_t)> thread_group;  // thread -> its process; 0: unknown
     // Whether the process still holds a writable descriptor of (ino, name): HoldsWritableFd.
     std::function<bool(pid_t, uint64_t, const std::string&)> holds_writer;
   };
   void set_process_probe(ProcessProbe p) { probe_ = std::move(p); }
   using ExitingFn = std::function<bool(pid_t)>;
-  void set_exiting_fn(ExitingFn fn) { probe_.exiting = std::move(fn); }
+  void set_exiting_fn(ExitingFn fn) {
+    probe_.exiting = std::move(fn);
+    probe_.killed = [](pid_t) { return true; };
+  }
 
   // --- Names (lookup adds one kernel reference to the returned inode) ---
   // needs_store (optional): a call that would have to wait on the store does not; it returns at

@@ -56,6 +56,7 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
     KVFS_ASSIGN_OR_RETURN(lf, NewLocal(path, key, parent, /*created=*/true));
   }
   lf->set_owner(ProcessOf(pid));
+  lf->set_creator(ProcessOf(pid));
   uint64_t ino = inodes_.Ref(parent, name, false);
   auto h = std::make_shared<Handle>();
   h->ino = ino;
@@ -90,6 +91,7 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
     }
     KVFS_ASSIGN_OR_RETURN(lf, NewLocal(path, key, inodes_.ParentOf(ino), /*created=*/false));
     lf->set_owner(ProcessOf(pid));
+    lf->set_creator(ProcessOf(pid));
     if ((flags & O_ACCMODE) == O_RDWR && !(flags & O_TRUNC) && node.info.size > 0) {
       // Read and write: the file keeps its bytes (a shared mapping reads them back).
       KVFS_ASSIGN_OR_RETURN(auto from, reader_->Open(key, node.info));
@@ -125,7 +127,11 @@ Status Filesystem::Flush(uint64_t fh, pid_t pid) {
   KVFS_ASSIGN_OR_RETURN(auto h, GetHandle(fh));
   if (!h->writable || !h->local) return Status::OK();
   LocalFile& lf = *h->local;
-  const bool exiting = pid > 0 && probe_.exiting && probe_.exiting(pid);
+  // A task that exits with a status (exit(), the end of main) with the file open closes it like
+  // an explicit close: a server's log on its inherited stdout. Only one killed by a signal (kill
+  // -9, the OOM killer, a crash) is a dying writer.
+  const bool exiting = pid > 0 && probe_.exiting && probe_.exiting(pid) &&
+                       (!probe_.killed || probe_.killed(pid));
   const pid_t owner = lf.owner();
   const pid_t tgid = ProcessOf(pid);
   if (owner != 0 && tgid != owner && !(exiting && tgid == 0)) {
@@ -138,6 +144,11 @@ Status Filesystem::Flush(uint64_t fh, pid_t pid) {
     // own later close, if it was not the writer after all, still commits (kAbandoned).
     Apply(lf.Abandon(pid));
     return Status::OK();  // nobody is left to read this answer
+  }
+  if (owner != 0 && lf.size_now() == 0 && lf.WouldPublish()) {
+    // Nothing written yet: the descriptor may live on in a process it was handed to (a server's
+    // log on its stdout) that writes later. An empty file is published at its last release.
+    return Status::OK();
   }
   if (owner != 0 && probe_.holds_writer && lf.WouldPublish()) {
     // The writer still holds the file through another descriptor (`cmd > f`: the shell's dup2

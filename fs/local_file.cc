@@ -204,7 +204,7 @@ Result<uint64_t> LocalFile::Write(uint64_t offset, const char* data, uint64_t n,
   spool_crc_.Add(offset, data, n);  // while the bytes are in the CPU cache
   if (offset + n > size_) SetSizeLocked(offset + n);
   DirtyLocked();
-  if (o.upload_while_writing && !temp_ && state_ == State::kDirty) {
+  if (o.upload_while_writing && !temp_ && !replaces_ && state_ == State::kDirty) {
     if (!early_) {
       early_ = std::make_unique<EarlyUpload>(env_.store, place_.key, fd_, o.multipart_part_size,
                                              o.upload_parallelism, env_.uploader->aborts());
@@ -253,6 +253,7 @@ Status LocalFile::Preload(ReadHandle* from, uint64_t size) {
                            std::to_string(off) + " of " + std::to_string(size) + " bytes read");
   }
   SetSizeLocked(size);
+  replaces_ = true;
   return Status::OK();
 }
 
@@ -284,8 +285,11 @@ LocalFile::Outcome LocalFile::CommitLocked() {
     early_.reset();
   }
   if (st.ok()) {
-    auto up = env_.uploader->Upload(place_.key, fd_, size_, place_.display, /*no_replace=*/false,
-                                    early_.get(), SpoolCrcLocked());
+    auto up = replaces_ ? env_.uploader->Replace(place_.key, fd_, size_, place_.display,
+                                                 SpoolCrcLocked())
+                        : env_.uploader->Upload(place_.key, fd_, size_, place_.display,
+                                                /*no_replace=*/false, early_.get(),
+                                                SpoolCrcLocked());
     early_.reset();
     if (up.ok()) {
       out = CommittedLocked(place_.key, std::move(up).value());

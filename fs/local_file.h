@@ -109,6 +109,13 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   void set_owner(pid_t tgid) {
     if (tgid > 0) owner_.store(tgid);
   }
+  // The process that created or opened it for writing first (it sees the file while another
+  // process it handed the descriptor to writes it).
+  pid_t creator() const { return creator_.load(); }
+  void set_creator(pid_t tgid) {
+    pid_t none = 0;
+    if (tgid > 0) creator_.compare_exchange_strong(none, tgid);
+  }
   // A file that failed or was dropped: a new open of its name starts a new LocalFile.
   bool Ended() const EXCLUDES(mu_);
   // Whether a Commit now would upload something (dirty, not a temp file).
@@ -186,6 +193,7 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   std::atomic<bool> temp_atomic_{false};
   std::atomic<bool> published_atomic_{false};
   std::atomic<pid_t> owner_{0};
+  std::atomic<pid_t> creator_{0};
 
   mutable Mutex mu_;
   Place place_ GUARDED_BY(mu_);
@@ -202,6 +210,9 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   // kCommitted: the object was created from these bytes (not another writer's of that name).
   bool created_object_ GUARDED_BY(mu_) = false;
   bool adopted_ GUARDED_BY(mu_) = false;  // the reader took the spool file over
+  // Started from the object's bytes (Preload: opened O_RDWR): a changed version replaces the
+  // object instead of meeting the exists policy, and is not sent while written.
+  bool replaces_ GUARDED_BY(mu_) = false;
   // A temp file whose last close came from a dying process: discarded at its last Release.
   bool temp_orphaned_ GUARDED_BY(mu_) = false;
   // Parts sent while the file is still being written; null when off or done.

@@ -54,6 +54,35 @@ bool ProcessIsExiting(pid_t pid) {
   return StatusSaysExiting(*status).value_or(false);
 }
 
+std::optional<bool> StatSaysKilled(std::string_view stat) {
+  // "pid (comm) S ppid ...": comm may hold spaces and ')'. exit_code is field 52.
+  size_t close_paren = stat.rfind(')');
+  if (close_paren == std::string_view::npos) return std::nullopt;
+  std::string rest(stat.substr(close_paren + 1));
+  const char* p = rest.c_str();
+  long long value = 0;
+  for (int field = 3; field <= 52; ++field) {
+    while (*p == ' ') ++p;
+    if (*p == '\0' || *p == '\n') return std::nullopt;
+    if (field == 52) {
+      char* end = nullptr;
+      value = std::strtoll(p, &end, 10);
+      if (end == p) return std::nullopt;
+      break;
+    }
+    while (*p != ' ' && *p != '\0') ++p;
+  }
+  // The wait status: the low 7 bits are the signal that ended the task (0: it exited).
+  return (value & 0x7f) != 0;
+}
+
+bool KilledBySignal(pid_t pid) {
+  if (pid <= 0) return true;
+  auto stat = ReadSmall("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  return StatSaysKilled(*stat).value_or(true);
+}
+
 std::optional<pid_t> StatusSaysTgid(std::string_view status) {
   size_t at = status.find("\nTgid:");
   if (at == std::string_view::npos) return std::nullopt;

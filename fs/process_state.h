@@ -33,6 +33,14 @@ bool ProcessIsExiting(pid_t pid);
 std::optional<bool> StatusSaysExiting(std::string_view status);
 
 
+// For a task that is exiting (ProcessIsExiting): whether it was killed by a signal (SIGKILL, the
+// OOM killer, a crash) rather than exiting with a status (exit(), _exit(), the end of main), from
+// the exit code do_exit() stores before it closes the task's files. True when it cannot be told
+// (the task is gone). Read only for exiting tasks: /proc/PID/stat blocks on a task in an exec.
+bool KilledBySignal(pid_t pid);
+// The parse behind it, for tests: the contents of /proc/PID/stat -> killed? nullopt if unparsable.
+std::optional<bool> StatSaysKilled(std::string_view stat);
+
 // The process (thread group) that thread `pid` belongs to, from /proc/PID/status; 0 when it cannot
 // be told (pid <= 0, or the thread is gone).
 pid_t ThreadGroupOf(pid_t pid);

@@ -96,10 +96,20 @@ Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_
                                std::to_string(size) + ")");
 }
 
+Result<UploadOutcome> Uploader::Replace(const std::string& key, int fd, uint64_t size,
+                                        const std::string& display_name,
+                                        std::optional<uint32_t> crc) {
+  Result<ObjectInfo> r = size >= options_.multipart_threshold
+                             ? Multipart(key, fd, size, /*conditional=*/false)
+                             : PutOnce(key, fd, size, crc, /*conditional=*/false);
+  if (r.ok()) return UploadOutcome{std::move(r).value(), /*created=*/true};
+  return AsIoError(r.status(), display_name, key);
+}
+
 Result<ObjectInfo> Uploader::PutOnce(const std::string& key, int fd, uint64_t size,
-                                     std::optional<uint32_t> crc) {
+                                     std::optional<uint32_t> crc, bool conditional) {
   PutOptions opts;
-  opts.if_none_match = true;
+  opts.if_none_match = conditional;
   if (crc) {
     opts.crc32c = crc;
   } else {
@@ -110,12 +120,13 @@ Result<ObjectInfo> Uploader::PutOnce(const std::string& key, int fd, uint64_t si
   return r;
 }
 
-Result<ObjectInfo> Uploader::Multipart(const std::string& key, int fd, uint64_t size) {
+Result<ObjectInfo> Uploader::Multipart(const std::string& key, int fd, uint64_t size,
+                                       bool conditional) {
   // The same parallel part upload as the parts sent while writing, all of it now: parts go out
   // with at most upload_parallelism in flight, and a failure aborts the upload.
   EarlyUpload upload(store_.get(), key, fd, options_.multipart_part_size,
                      options_.upload_parallelism, &aborts_);
-  return upload.Complete(size, /*conditional=*/true);
+  return upload.Complete(size, conditional);
 }
 
 }  // namespace kvfs

@@ -47,14 +47,20 @@ class Uploader {
                                const std::string& display_name, bool no_replace,
                                EarlyUpload* early = nullptr,
                                std::optional<uint32_t> crc = std::nullopt);
+  // Uploads bytes [0, size) of fd as `key`, replacing the object there: a file opened for reading
+  // and writing that started from the object's bytes and was changed (not a chunk written once:
+  // those never replace anything).
+  Result<UploadOutcome> Replace(const std::string& key, int fd, uint64_t size,
+                                const std::string& display_name, std::optional<uint32_t> crc);
 
   // Where the uploads of this filesystem hand their aborts (EarlyUpload).
   AbortQueue* aborts() { return &aborts_; }
 
  private:
   Result<ObjectInfo> PutOnce(const std::string& key, int fd, uint64_t size,
-                             std::optional<uint32_t> crc);
-  Result<ObjectInfo> Multipart(const std::string& key, int fd, uint64_t size);
+                             std::optional<uint32_t> crc, bool conditional = true);
+  Result<ObjectInfo> Multipart(const std::string& key, int fd, uint64_t size,
+                               bool conditional = true);
   // The key existed: ours (same size and checksum: created), success (created = false) or EEXIST.
   Result<UploadOutcome> OnExists(const std::string& key, int fd, uint64_t size,
                                  const std::string& display_name, bool no_replace,

@@ -216,13 +216,33 @@ def run(ctx, checks):
         with open(os.path.join(a.mnt, "empty2"), "wb"):
             pass
         assert os.stat(p).st_size == 0
-        assert stored(store).get("empty.marker") == 0
+        # Published at its last release (the kernel sends it just after close() returns).
+        wait_for(lambda: stored(store).get("empty.marker") == 0, "the empty file in the store")
         time.sleep(TTL + 0.5)
         q = os.path.join(b.mnt, "empty.marker")
         assert os.path.exists(q) and os.stat(q).st_size == 0
         with open(q, "rb") as f:
             assert f.read() == b""
     checks.run("an empty file is a file (touch, open+close), here and on node B", empty_file)
+
+    def log_handed_to_a_child():
+        p = os.path.join(a.mnt, "server.log")
+        script = ("import sys, time\nfor i in range(3):\n    print('line', i, flush=True)\n"
+                  "time.sleep(1.5)\n")
+        with open(p, "wb") as log:
+            child = subprocess.Popen([sys.executable, "-c", script], stdout=log)
+        # The parent closed its copy first (nothing written): nothing published yet; it reads
+        # what the child writes, as on a local disk.
+        wait_for(lambda: os.path.exists(p) and open(p).read().count("line") == 3,
+                 "the parent to read the child's lines")
+        assert child.wait() == 0
+        # The child exited with a status, its stdout open: that close publishes.
+        wait_for(lambda: stored(store).get("server.log") == 21, "the log in the store")
+        time.sleep(TTL + 0.5)
+        with open(os.path.join(b.mnt, "server.log")) as f:
+            assert f.read() == "line 0\nline 1\nline 2\n"
+    checks.run("a log handed to a child process: the parent reads it live; the child's exit "
+               "publishes it", log_handed_to_a_child)
 
     def unlinked_open_file():
         with tempfile.TemporaryFile(dir=a.mnt) as f:  # created, unlinked at once
@@ -288,6 +308,19 @@ def run(ctx, checks):
         m.close()
         os.close(fd)  # nothing written: nothing to publish, the object is unchanged
         assert stored(store).get("mapped.bin") == MIB
+        # Changed through the mapping: the new bytes replace the object (the file was opened to
+        # be changed, it is not a chunk written once).
+        fd = os.open(p, os.O_RDWR)
+        m = mmap.mmap(fd, MIB, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        m[:4096] = b"Z" * 4096
+        m.flush()
+        m.close()
+        os.close(fd)
+        want = b"Z" * 4096 + data[4096:MIB]
+        assert store.objects()["mapped.bin"][1] == dt.sha(want), "the mapping's writes were lost"
+        time.sleep(TTL + 0.5)
+        with open(os.path.join(b.mnt, "mapped.bin"), "rb") as f:
+            assert f.read() == want
     checks.run("a shared mapping of an existing file opened O_RDWR reads its bytes (no SIGBUS)",
                mapping_of_an_existing_file)
 
