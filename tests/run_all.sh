@@ -13,6 +13,8 @@
 #        KVFS_SKIP_DEPS=1            do not run install-deps.sh
 #        KVFS_JOBS / KVFS_CTEST_JOBS build / test parallelism (default 2 / 2)
 #        KVFS_TEST_TIMEOUT           per-test limit in seconds (default 300)
+#        KVFS_SKIP_ENGINES=1         do not run the engines' own tests (tests/engines/)
+#        KVFS_ENGINE_VENV            where their virtual environment is cached (tests/engines/venv.sh)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -99,6 +101,12 @@ say "ctest (timeout ${TEST_TIMEOUT}s per test, -j$CTEST_JOBS)"
 rc=0
 ctest --test-dir "$BUILD" --output-on-failure --no-tests=error --timeout "$TEST_TIMEOUT" \
   -j"$CTEST_JOBS" "$@" || rc=$?
+# The engines' own code (LMCache, NIXL, vLLM, SGLang from PyPI, pinned; venv cached outside the
+# clone) through two mounts of the optimised daemon on this RGW (issue 27; tests/engines/).
+if [ -z "${KVFS_SKIP_ENGINES:-}" ]; then
+  say "engines' own tests (tests/engines/run.sh)"
+  bash "$ROOT/tests/engines/run.sh" "$ROOT/build-release/kvfs" || rc=$?
+fi
 bash "$ROOT/tests/ci/thread_safety.sh" || rc=$?  # clang -Wthread-safety -Werror build
 bash "$ROOT/tests/ci/tsan.sh" || rc=$?           # ThreadSanitizer: unit and concurrency tests
 [ "${KVFS_FUZZ_SECONDS:-60}" = 0 ] || bash "$ROOT/tests/fuzz/run.sh" || rc=$?  # libFuzzer, 60 s each
