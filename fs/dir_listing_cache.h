@@ -28,10 +28,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "fs/meta_cache.h"
-#include "objstore/object_store.h"
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
+#include "fs/meta_cache.h"
+#include "objstore/object_store.h"
 
 namespace kvfs {
 

@@ -233,8 +233,8 @@ class Filesystem {
     bool writable = false;
     std::atomic<pid_t> last_writer_thread{0};  // saves a /proc read per write of one thread
     ObjectInfo info;                           // remote: the object opened (fstat after unlink)
-    std::shared_ptr<LocalFile> local;    // a file written here (or a temp file)
-    std::unique_ptr<ReadHandle> remote;  // an uploaded object
+    std::shared_ptr<LocalFile> local;          // a file written here (or a temp file)
+    std::unique_ptr<ReadHandle> remote;        // an uploaded object
   };
   struct Node {  // what a name refers to
     MetaEntry::Kind kind = MetaEntry::kMissing;

@@ -133,9 +133,8 @@ Status Filesystem::Flush(uint64_t fh, pid_t pid) {
   // and exits with a status (exit(), the end of main) with it open closes it like an explicit
   // close. The file's own creator exiting with it open, or anyone killed by a signal (kill -9,
   // the OOM killer, a crash), is a dying writer: a chunk half written is never published.
-  const bool exiting =
-      pid > 0 && probe_.exiting && probe_.exiting(pid) &&
-      (tgid == 0 || tgid == lf.creator() || !probe_.killed || probe_.killed(pid));
+  const bool exiting = pid > 0 && probe_.exiting && probe_.exiting(pid) &&
+                       (tgid == 0 || tgid == lf.creator() || !probe_.killed || probe_.killed(pid));
   if (owner != 0 && tgid != owner && !(exiting && tgid == 0)) {
     // Another process's copy of the descriptor (a child closing it at exec or exit, a shell, a
     // server the descriptor was handed to before it wrote): the writer's own close publishes.

@@ -285,11 +285,10 @@ LocalFile::Outcome LocalFile::CommitLocked() {
     early_.reset();
   }
   if (st.ok()) {
-    auto up = replaces_ ? env_.uploader->Replace(place_.key, fd_, size_, place_.display,
-                                                 SpoolCrcLocked())
-                        : env_.uploader->Upload(place_.key, fd_, size_, place_.display,
-                                                /*no_replace=*/false, early_.get(),
-                                                SpoolCrcLocked());
+    auto up = replaces_
+                  ? env_.uploader->Replace(place_.key, fd_, size_, place_.display, SpoolCrcLocked())
+                  : env_.uploader->Upload(place_.key, fd_, size_, place_.display,
+                                          /*no_replace=*/false, early_.get(), SpoolCrcLocked());
     early_.reset();
     if (up.ok()) {
       out = CommittedLocked(place_.key, std::move(up).value());

@@ -16,9 +16,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "objstore/object_store.h"
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
+#include "objstore/object_store.h"
 
 namespace kvfs {
 

@@ -32,7 +32,6 @@ bool ProcessIsExiting(pid_t pid);
 // memory left: past exit_mm() in do_exit()). nullopt when the text cannot be parsed.
 std::optional<bool> StatusSaysExiting(std::string_view status);
 
-
 // For a task that is exiting (ProcessIsExiting): whether it was killed by a signal (SIGKILL, the
 // OOM killer, a crash) rather than exiting with a status (exit(), _exit(), the end of main), from
 // the exit code do_exit() stores before it closes the task's files. True when it cannot be told

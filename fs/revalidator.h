@@ -16,10 +16,10 @@
 #include <thread>
 #include <unordered_set>
 
+#include "base/mutex.h"
 #include "fs/meta_cache.h"
 #include "fs/read/chunk_reader.h"
 #include "objstore/object_store.h"
-#include "base/mutex.h"
 
 namespace kvfs {
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "objstore/object_store.h"
 #include "base/status.h"
+#include "objstore/object_store.h"
 #include "src/config.h"
 
 namespace kvfs {

@@ -2,9 +2,9 @@
 #include <latch>
 #include <vector>
 
+#include "base/mutex.h"
 #include "bench/raw/raw_client.h"
 #include "objstore/s3/s3_store.h"
-#include "base/mutex.h"
 
 namespace kvbench {
 namespace {

@@ -10,12 +10,12 @@
 #include <cstring>
 #include <memory>
 
-#include "fs/fuse/entry_invalidator.h"
+#include "base/deadline.h"
 #include "fs/errno_map.h"
+#include "fs/fuse/entry_invalidator.h"
 #include "fs/fuse/fuse_request.h"
 #include "fs/fuse/fuse_xattr.h"
 #include "fs/fuse/store_wait_pool.h"
-#include "base/deadline.h"
 
 namespace kvfs {
 namespace fuse_internal {

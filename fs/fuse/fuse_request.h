@@ -1,5 +1,5 @@
-// What every FUSE operation handler of fs/fuse/fuse_adapter.cc and fs/fuse/fuse_xattr.cc shares: the
-// session's context, reaching it from a request, filling attributes, and the one place a
+// What every FUSE operation handler of fs/fuse/fuse_adapter.cc and fs/fuse/fuse_xattr.cc shares:
+// the session's context, reaching it from a request, filling attributes, and the one place a
 // request is answered with an error (logged once, fs/fuse/reply_log.h). Internal to the adapter.
 //
 // Thread-safety: the functions are called on FUSE worker threads concurrently; the Context is
@@ -12,12 +12,12 @@
 
 #include <string>
 
+#include "base/deadline.h"
+#include "base/status.h"
 #include "fs/filesystem.h"
 #include "fs/fuse/fuse_adapter.h"
 #include "fs/fuse/reply_log.h"
 #include "fs/fuse/store_wait_pool.h"
-#include "base/deadline.h"
-#include "base/status.h"
 
 namespace kvfs::fuse_internal {
 

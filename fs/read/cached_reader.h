@@ -19,13 +19,13 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "cache/chunk_cache.h"
 #include "fs/read/chunk_reader.h"
 #include "fs/read/fetch_context.h"
 #include "fs/read/work_pool.h"
 #include "objstore/object_store.h"
-#include "base/mutex.h"
-#include "base/thread_annotations.h"
 
 namespace kvfs {
 

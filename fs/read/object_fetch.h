@@ -35,12 +35,12 @@
 #include <string>
 #include <vector>
 
-#include "cache/chunk_cache.h"
-#include "fs/read/fetch_context.h"
-#include "objstore/object_store.h"
 #include "base/mutex.h"
 #include "base/status.h"
 #include "base/thread_annotations.h"
+#include "cache/chunk_cache.h"
+#include "fs/read/fetch_context.h"
+#include "objstore/object_store.h"
 
 namespace kvfs {
 

@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "objstore/object_store.h"
 #include "base/status.h"
+#include "objstore/object_store.h"
 
 namespace kvfs {
 

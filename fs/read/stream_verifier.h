@@ -23,9 +23,9 @@
 #include <string>
 
 #include "base/crc32c_fold.h"
-#include "objstore/object_store.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "objstore/object_store.h"
 
 namespace kvfs {
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "objstore/object_store.h"
 #include "base/status.h"
+#include "objstore/object_store.h"
 
 namespace kvfs::dirstore {
 

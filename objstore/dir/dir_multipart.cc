@@ -9,10 +9,10 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "base/posix_io.h"
 #include "objstore/dir/dir_file_util.h"
 #include "objstore/dir/dir_key_codec.h"
 #include "objstore/dir/dir_store_impl.h"
-#include "base/posix_io.h"
 
 namespace kvfs::dirstore {
 namespace {

@@ -10,10 +10,10 @@
 #include <memory>
 #include <vector>
 
+#include "base/posix_io.h"
 #include "objstore/dir/dir_file_util.h"
 #include "objstore/dir/dir_key_codec.h"
 #include "objstore/dir/dir_store_impl.h"
-#include "base/posix_io.h"
 
 namespace kvfs {
 namespace dirstore {

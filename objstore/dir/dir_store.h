@@ -21,8 +21,8 @@
 #include <memory>
 #include <string>
 
-#include "objstore/object_store.h"
 #include "base/status.h"
+#include "objstore/object_store.h"
 
 namespace kvfs {
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <thread>
 
-#include "objstore/s3/s3_options.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "objstore/s3/s3_options.h"
 
 namespace kvfs::s3 {
 

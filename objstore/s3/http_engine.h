@@ -18,10 +18,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "objstore/object_store.h"
-#include "objstore/s3/backoff.h"
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
+#include "objstore/object_store.h"
+#include "objstore/s3/backoff.h"
 
 namespace kvfs::s3 {
 

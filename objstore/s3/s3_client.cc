@@ -5,10 +5,10 @@
 #include <ctime>
 #include <future>
 
+#include "base/deadline.h"
 #include "objstore/s3/credential_sources.h"
 #include "objstore/s3/credentials.h"
 #include "objstore/s3/simple_http.h"
-#include "base/deadline.h"
 
 namespace kvfs::s3 {
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "objstore/s3/s3_xml.h"
 #include "base/status.h"
+#include "objstore/s3/s3_xml.h"
 
 namespace kvfs::s3 {
 

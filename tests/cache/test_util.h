@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <string>
 
-#include "cache/chunk_cache.h"
 #include "base/posix_io.h"
+#include "cache/chunk_cache.h"
 
 namespace kvfs::testing {
 

@@ -38,9 +38,9 @@
 #include <optional>
 #include <string>
 
-#include "objstore/store_wrapper.h"
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
+#include "objstore/store_wrapper.h"
 
 namespace kvfs {
 

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "objstore/object_store.h"
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
+#include "objstore/object_store.h"
 
 namespace kvfs {
 

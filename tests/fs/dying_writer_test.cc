@@ -68,11 +68,10 @@ TEST_F(DyingWriterTest, ImplicitCloseOfADyingWriterPublishesNothing) {
 // issue 21 §4: a temp file whose writer was killed stayed in the spool and in `ls` until unmount.
 // Removed at its last release after a dying writer's close; a live writer's stays for its rename.
 TEST_F(DyingWriterTest, ATempFileOfAKilledWriterGoesAtItsLastRelease) {
-  fs_->set_process_probe(
-      {.exiting = [](pid_t pid) { return pid == kDying; },
-       .killed = [](pid_t) { return true; },
-       .thread_group = [](pid_t pid) { return pid; },
-       .holds_writer = nullptr});
+  fs_->set_process_probe({.exiting = [](pid_t pid) { return pid == kDying; },
+                          .killed = [](pid_t) { return true; },
+                          .thread_group = [](pid_t pid) { return pid; },
+                          .holds_writer = nullptr});
   auto spool_files = [this] {
     size_t n = 0;
     for (const auto& e : std::filesystem::directory_iterator(spool_)) n += e.is_regular_file();
@@ -163,10 +162,10 @@ TEST(ProcessState, ParsesTheExitCode) {
   // Field 52 (exit_code) is a wait status: a signal in the low 7 bits, else the exit status.
   std::string fields;
   for (int f = 4; f <= 51; ++f) fields += " 0";
-  EXPECT_EQ(StatSaysKilled("12 (py thon) R" + fields + " 9"), std::optional(true));     // SIGKILL
-  EXPECT_EQ(StatSaysKilled("12 (a) b)) R" + fields + " 139"), std::optional(true));     // core
-  EXPECT_EQ(StatSaysKilled("12 (x) R" + fields + " 256"), std::optional(false));        // exit(1)
-  EXPECT_EQ(StatSaysKilled("12 (x) R" + fields + " 0"), std::optional(false));          // exit(0)
+  EXPECT_EQ(StatSaysKilled("12 (py thon) R" + fields + " 9"), std::optional(true));  // SIGKILL
+  EXPECT_EQ(StatSaysKilled("12 (a) b)) R" + fields + " 139"), std::optional(true));  // core
+  EXPECT_EQ(StatSaysKilled("12 (x) R" + fields + " 256"), std::optional(false));     // exit(1)
+  EXPECT_EQ(StatSaysKilled("12 (x) R" + fields + " 0"), std::optional(false));       // exit(0)
   EXPECT_EQ(StatSaysKilled("12 (x) R 1 2"), std::nullopt);
 }
 

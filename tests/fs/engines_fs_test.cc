@@ -194,8 +194,8 @@ TEST_F(EnginesFsTest, GdsTempFileReopenedAndWrittenAtAnOffset) {
   ASSERT_TRUE(fs_->Release(o->fh).ok());
   EXPECT_EQ(mem_->ObjectCount(), 2u);
   ASSERT_TRUE(fs_->Rename(*dir, tmp, *dir, final_name, 0).ok());
-  EXPECT_EQ(mem_->Keys(), (std::vector<std::string>{
-                              "p/12/", "p/12/34/", "p/12/34/m%2540bfloat16.kvcache.safetensors"}));
+  EXPECT_EQ(mem_->Keys(), (std::vector<std::string>{"p/12/", "p/12/34/",
+                                                    "p/12/34/m%2540bfloat16.kvcache.safetensors"}));
   EXPECT_EQ(*ReadFile(final_name, *dir), header + data);
   // The small metadata file, temp then rename.
   ASSERT_TRUE(

@@ -1,8 +1,8 @@
 // Object-store conformance: multipart uploads (5 MiB+ parts, content checked), abort, and
 // conditional completion.
 
-#include "objstore/upload_gc.h"
 #include "base/mutex.h"
+#include "objstore/upload_gc.h"
 #include "tests/objstore/conformance_fixture.h"
 
 namespace kvfs::testing {

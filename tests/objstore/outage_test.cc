@@ -11,8 +11,8 @@
 #include <memory>
 #include <thread>
 
-#include "objstore/s3/s3_store.h"
 #include "base/deadline.h"
+#include "objstore/s3/s3_store.h"
 #include "tests/objstore/fault_server_client.h"
 
 namespace kvfs::testing {

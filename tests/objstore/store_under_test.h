@@ -9,9 +9,9 @@
 #include <memory>
 #include <string>
 
+#include "base/status.h"
 #include "objstore/object_store.h"
 #include "objstore/s3/s3_options.h"
-#include "base/status.h"
 
 namespace kvfs::testing {
 

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "objstore/s3/s3_store.h"
 #include "base/mutex.h"
+#include "objstore/s3/s3_store.h"
 
 namespace kvfs {
 namespace {

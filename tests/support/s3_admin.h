@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "objstore/s3/s3_options.h"
 #include "base/status.h"
+#include "objstore/s3/s3_options.h"
 
 namespace kvfs {
 

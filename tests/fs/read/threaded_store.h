@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "objstore/store_wrapper.h"
 #include "base/mutex.h"
+#include "objstore/store_wrapper.h"
 
 namespace kvfs::testing {
 
