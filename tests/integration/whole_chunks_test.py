@@ -53,6 +53,14 @@ def wait_for(fn, what, timeout=10.0):
         time.sleep(0.05)
 
 
+def on_node(mnt, *parts):
+    """The path on another node, once that node sees it (within the metadata TTL; polled with a
+    deadline so a loaded machine does not fail the check)."""
+    p = os.path.join(mnt, *parts)
+    wait_for(lambda: os.path.exists(p), "%s on the other node" % p)
+    return p
+
+
 def in_child(fn):
     """Runs fn() in a forked child; returns its exit status (0: fn returned)."""
     pid = os.fork()
@@ -215,11 +223,14 @@ def run(ctx, checks):
         assert r.returncode == 0, "touch: %s" % r.stderr
         with open(os.path.join(a.mnt, "empty2"), "wb"):
             pass
+        # touch was another process: the empty file is published (and shown to this process) at
+        # its last release, just after touch's close returned.
+        wait_for(lambda: os.path.exists(p), "the empty file to be published")
         assert os.stat(p).st_size == 0
         # Published at its last release (the kernel sends it just after close() returns).
         wait_for(lambda: stored(store).get("empty.marker") == 0, "the empty file in the store")
         time.sleep(TTL + 0.5)
-        q = os.path.join(b.mnt, "empty.marker")
+        q = on_node(b.mnt, "empty.marker")
         assert os.path.exists(q) and os.stat(q).st_size == 0
         with open(q, "rb") as f:
             assert f.read() == b""
@@ -239,7 +250,7 @@ def run(ctx, checks):
         # The child exited with a status, its stdout open: that close publishes.
         wait_for(lambda: stored(store).get("server.log") == 21, "the log in the store")
         time.sleep(TTL + 0.5)
-        with open(os.path.join(b.mnt, "server.log")) as f:
+        with open(on_node(b.mnt, "server.log")) as f:
             assert f.read() == "line 0\nline 1\nline 2\n"
     checks.run("a log handed to a child process: the parent reads it live; the child's exit "
                "publishes it", log_handed_to_a_child)
@@ -270,7 +281,7 @@ def run(ctx, checks):
         with open(os.path.join(d, "c1"), "wb") as f:
             f.write(data[:MIB])
         time.sleep(TTL + 0.5)
-        os.unlink(os.path.join(b.mnt, "tier", "c1"))  # node B evicts the last file
+        os.unlink(on_node(b.mnt, "tier", "c1"))  # node B evicts the last file
         time.sleep(TTL + 0.5)
         for m in (a.mnt, b.mnt):
             assert os.path.isdir(os.path.join(m, "tier")), "the directory vanished on " + m
@@ -281,7 +292,7 @@ def run(ctx, checks):
             os.unlink(os.path.join(a.mnt, "tier", name))
         os.rmdir(d)
         time.sleep(TTL + 0.5)
-        assert not os.path.exists(os.path.join(b.mnt, "tier")), "rmdir did not reach node B"
+        wait_for(lambda: not os.path.exists(os.path.join(b.mnt, "tier")), "rmdir to reach node B")
     checks.run("a directory made with mkdir stays after its last file goes, on both nodes, "
                "until rmdir", directory_stays)
 
@@ -335,7 +346,7 @@ def run(ctx, checks):
         assert stored(store).get("nixl.bin") == size
         dt.expect_errno(lambda: os.link(final, final), errno.EEXIST, "link over an existing name")
         time.sleep(TTL + 0.5)
-        with open(os.path.join(b.mnt, "nixl.bin"), "rb") as f:
+        with open(on_node(b.mnt, "nixl.bin"), "rb") as f:
             assert f.read() == data
     checks.run("link(tmp, final) publishes the chunk (NIXL's POSIX backend); node B reads it",
                nixl_link)
