@@ -403,6 +403,7 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store, 
     return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/false};
   }
   h->info = node.info;
+  if (tier_) tier_->NoteUse(key);  // a hash-set insert; recorded in the store once per interval
   // Opened in the reader at the first read: an open that never reads (llm-d's existence check)
   // transfers nothing.
   h->remote = std::make_unique<LazyReadHandle>(reader_.get(), key, node.info,
@@ -423,6 +424,12 @@ Result<uint64_t> Filesystem::Read(uint64_t fh, uint64_t offset, uint64_t size, c
   uint64_t end = h->local->size_now();
   if (offset >= end) return uint64_t{0};
   return h->local->Read(offset, std::min(size, end - offset), buf);
+}
+
+void Filesystem::ForgetRemoved(const std::string& key) {
+  if (local_files_.Find(key)) return;  // a new version is being written here: it is not gone
+  meta_.PutMissing(key);
+  reader_->Invalidate(key);
 }
 
 void Filesystem::ForgetChanged(uint64_t ino) {
@@ -472,6 +479,13 @@ FsStat Filesystem::StatFs() const {
     const uint64_t takes = static_cast<uint64_t>(disk.f_bavail) * disk.f_frsize +
                            (reader_ ? reader_->EvictableBytes() : 0);
     free_bytes = std::min(free_bytes, takes);
+  }
+  // With a bounded tier, the tier's capacity and what is left of it (counted by the collector,
+  // plus this node's writes since): the engines' guards then see the shared tier fill up.
+  if (auto usage = tier_ ? tier_->CurrentUsage() : std::nullopt) {
+    s.blocks = usage->capacity / s.frsize;
+    const uint64_t left = usage->used >= usage->capacity ? 0 : usage->capacity - usage->used;
+    free_bytes = std::min(free_bytes, left);
   }
   s.bfree = s.bavail = free_bytes / s.frsize;
   s.files = s.ffree = 1ull << 32;

@@ -72,6 +72,7 @@
 #include "fs/revalidator.h"
 #include "fs/uploader.h"
 #include "objstore/object_store.h"
+#include "tier/node_tier.h"
 
 namespace kvfs {
 
@@ -138,6 +139,13 @@ class Filesystem {
   const FsOptions& options() const { return options_; }
   double entry_timeout_secs() const { return options_.metadata_ttl_secs; }
   void set_invalidate_fn(InvalidateFn fn) { invalidate_ = std::move(fn); }
+  // The bounded tier (tier/node_tier.h), when store_capacity or store_max_age is set: told of
+  // each chunk opened for reading and each chunk published, asked for statvfs. Set before the
+  // session starts.
+  void set_tier(std::shared_ptr<NodeTier> tier) { tier_ = std::move(tier); }
+  // A collector removed the chunk `key` from the store: this node stops answering for it from
+  // its metadata and its cache (open handles keep what they already read). Thread-safe.
+  void ForgetRemoved(const std::string& key);
   // How the write path sees the processes behind requests (fs/process_state.h by default; all
   // null when /proc does not show the daemon's pid namespace: then every close counts as a live
   // close by the writer). Tests replace it.
@@ -297,12 +305,13 @@ class Filesystem {
   Uploader uploader_;
   InodeTable inodes_;
   MetaCache meta_;
-  ChunkSizeLearner learnt_sizes_;  // whole-chunk sizes from the store (learn_chunk_sizes)
-  DirListingCache listings_;       // negative lookups from a recent directory listing
-  Revalidator revalidator_;        // background checks of names answered from local copies
-  InvalidateFn invalidate_;        // set before the session starts
-  ProcessProbe probe_;             // set before the session starts
-  LocalFiles local_files_;         // what each key being written shows
+  ChunkSizeLearner learnt_sizes_;   // whole-chunk sizes from the store (learn_chunk_sizes)
+  DirListingCache listings_;        // negative lookups from a recent directory listing
+  Revalidator revalidator_;         // background checks of names answered from local copies
+  InvalidateFn invalidate_;         // set before the session starts
+  std::shared_ptr<NodeTier> tier_;  // set before the session starts; null: unbounded tier
+  ProcessProbe probe_;              // set before the session starts
+  LocalFiles local_files_;          // what each key being written shows
 
   mutable Mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Handle>> handles_ GUARDED_BY(mu_);

@@ -39,6 +39,7 @@ void Filesystem::Apply(const LocalFile::Outcome& out) {
 
 void Filesystem::Published(const ObjectInfo& info) {
   meta_.PutFile(info);
+  if (tier_) tier_->NoteWrite(info.key, info.size);
   learnt_sizes_.Observe(info.key, info.size);
 }
 

@@ -140,4 +140,17 @@ std::optional<std::string> NameCodec::NameOfPrefix(std::string_view dir_prefix,
   return NameOfKey(dir_prefix, common_prefix.substr(0, common_prefix.size() - 1));
 }
 
+bool NameCodec::NamesFile(std::string_view key) const {
+  if (!key.starts_with(prefix_)) return false;
+  std::string_view rest = key.substr(prefix_.size());
+  if (fanout_ > 0) return NameOfKey(prefix_, key).has_value();
+  // Every component a legal, canonical name; a trailing '/' (a directory marker) is none.
+  while (true) {
+    const size_t slash = rest.find('/');
+    if (!DecodeComponent(rest.substr(0, slash))) return false;
+    if (slash == std::string_view::npos) return true;
+    rest = rest.substr(slash + 1);
+  }
+}
+
 }  // namespace kvfs

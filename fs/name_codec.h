@@ -54,6 +54,9 @@ class NameCodec {
   // listing entries with fan-out, one-level entries without). nullopt for keys that are not a
   // valid entry: markers, undecodable names, a wrong fan-out component.
   std::optional<std::string> NameOfKey(std::string_view dir_prefix, std::string_view key) const;
+  // Whether `key` is the key of some file (any depth; with fan-out, under its right fan-out
+  // directory): what the bounded tier counts and may remove. Markers and hidden keys are not.
+  bool NamesFile(std::string_view key) const;
   // The name of a common prefix ("dir_prefix" + enc + "/") returned by a delimited listing.
   std::optional<std::string> NameOfPrefix(std::string_view dir_prefix,
                                           std::string_view common_prefix) const;

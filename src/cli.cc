@@ -152,6 +152,8 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
         cmd.debug = cmd.foreground = true;
       } else if (name == "dump-config" && !has_value) {
         cmd.dump_config = true;
+      } else if (name == "dry-run" && !has_value) {
+        cmd.dry_run = true;
       } else if (name == "config" || name == "option") {
         if (!has_value) {
           KVFS_ASSIGN_OR_RETURN(value, next_value("--" + name));
@@ -226,6 +228,15 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
     cmd.names.assign(positional.begin() + 2, positional.end());
     return cmd;
   }
+  if (!positional.empty() && positional[0] == "gc") {
+    cmd.command = Command::kGc;
+    if (positional.size() != 2)
+      return Usage("usage: kvfs gc [options] SOURCE|MOUNTPOINT [--dry-run]");
+    // A URL is a store; anything else a mount point.
+    (positional[1].find("://") != std::string::npos ? cmd.source : cmd.mountpoint) = positional[1];
+    return cmd;
+  }
+  if (cmd.dry_run) return Usage("--dry-run is an option of kvfs gc");
   if (!positional.empty() && positional[0] == "du") {
     cmd.command = Command::kDu;
     if (positional.size() < 2) return Usage("usage: kvfs du MOUNTPOINT [DIR...]");
@@ -268,7 +279,8 @@ std::string UsageText(const std::string& program) {
   return "Usage: " + program + " [options] [SOURCE] MOUNTPOINT\n" + "       " + program +
          " warm [options] MOUNTPOINT NAME...|-\n" + "       " + program + " stats MOUNTPOINT\n" +
          "       " + program + " log-level MOUNTPOINT [LEVEL]\n" + "       " + program +
-         " du MOUNTPOINT [DIR...]\n"
+         " du MOUNTPOINT [DIR...]\n" + "       " + program +
+         " gc [options] SOURCE|MOUNTPOINT [--dry-run]\n"
          "\n"
          "Mount an S3 bucket prefix (or a local directory) as a flat directory of KV-cache chunk\n"
          "files.\n"

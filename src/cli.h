@@ -26,6 +26,7 @@ enum class Command {
   kStats,     // kvfs stats [options] MOUNTPOINT
   kLogLevel,  // kvfs log-level MOUNTPOINT [LEVEL]
   kDu,        // kvfs du MOUNTPOINT [DIR...]
+  kGc,        // kvfs gc SOURCE|MOUNTPOINT [--dry-run] (src/gc_command.h)
 };
 
 struct CommandLine {
@@ -38,6 +39,7 @@ struct CommandLine {
   bool debug = false;          // -d / -o debug: debug log level, FUSE request tracing
   bool single_thread = false;  // -s: single-threaded FUSE loop (debugging)
   bool dump_config = false;    // --dump-config: print the effective config (redacted) and exit
+  bool dry_run = false;        // gc --dry-run: plan, print, change nothing
   std::string config_path;     // --config FILE / -o config=FILE
 
   // kvfs settings from -o key=value (or a bare boolean key), in command-line order.

@@ -14,6 +14,8 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -242,6 +244,27 @@ void PrintDuRow(const std::string& name, const DuTotals& t) {
 
 }  // namespace
 
+// With a bounded tier: the tier's bytes against its capacity, as the collector last counted them
+// (every node's chunks, not only those under the listed directories).
+static void PrintTierLine(const std::string& mountpoint) {
+  std::vector<char> buf(64 << 10);
+  const ssize_t n = getxattr(mountpoint.c_str(), kStatsXattr, buf.data(), buf.size());
+  if (n <= 0) return;
+  std::map<std::string, std::string> v;
+  std::istringstream in(std::string(buf.data(), static_cast<size_t>(n)));
+  std::string name, value;
+  while (in >> name >> value) v[name] = value;
+  if (!v.contains("kvfs_tier_capacity_bytes")) return;
+  const double bytes = std::stod(v["kvfs_tier_bytes"]);
+  const double cap = std::stod(v["kvfs_tier_capacity_bytes"]);
+  std::printf("tier: %s bytes in %s chunks", v["kvfs_tier_bytes"].c_str(),
+              v["kvfs_tier_chunks"].c_str());
+  if (cap > 0)
+    std::printf(" of capacity %s (%.1f%%)", v["kvfs_tier_capacity_bytes"].c_str(),
+                100 * bytes / cap);
+  std::printf("; collector %s\n", v["kvfs_tier_collector"].c_str());
+}
+
 int RunDu(const CommandLine& cmd) {
   namespace fs = std::filesystem;
   const fs::path root(cmd.mountpoint);
@@ -274,6 +297,7 @@ int RunDu(const CommandLine& cmd) {
     all.Add(t);
   }
   PrintDuRow("total", all);
+  PrintTierLine(cmd.mountpoint);
   return ok ? 0 : 1;
 }
 

@@ -84,6 +84,11 @@ struct KvfsConfig {
   // Send whole parts of a chunk while it is being written (multipart, completed at close).
   bool upload_while_writing = true;
 
+  // --- The bounded shared tier (tier/, docs/bounded-tier.md); both 0: unbounded ---
+  uint64_t store_capacity = 0;      // chunk bytes under the prefix, kept by all nodes together
+  int store_max_age_secs = 0;       // a chunk unused for this long is removed
+  int store_gc_interval_secs = 30;  // use records, status reads and collector passes
+
   // --- FUSE ---
   bool page_cache = false;   // let the kernel cache chunk pages too (FsOptions::page_cache)
   uint64_t statfs_size = 0;  // size statfs reports; 0: cache_size

@@ -165,6 +165,15 @@ std::vector<ConfigKey> BuildTable() {
       "subdirectories", [](KvfsConfig & c) -> auto& { return c.subdirectories; }));
   t.push_back(BoolKey(
       "upload_while_writing", [](KvfsConfig & c) -> auto& { return c.upload_while_writing; }));
+  // The bounded shared tier.
+  t.push_back(SizeKey(
+      "store_capacity", [](KvfsConfig & c) -> auto& { return c.store_capacity; }, 0, kMaxSize));
+  t.push_back(DurationKey(
+      "store_max_age", [](KvfsConfig & c) -> auto& { return c.store_max_age_secs; }, 1000, 0,
+      3650 * 86'400));
+  t.push_back(DurationKey(
+      "store_gc_interval", [](KvfsConfig & c) -> auto& { return c.store_gc_interval_secs; }, 1000,
+      1, 3600));
   // FUSE and process.
   t.push_back(BoolKey(
       "page_cache", [](KvfsConfig & c) -> auto& { return c.page_cache; }));

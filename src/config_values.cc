@@ -140,6 +140,8 @@ std::optional<int64_t> ParseDurationMs(std::string_view text, int64_t bare_unit_
     scale = 60'000;
   } else if (unit == "h") {
     scale = 3'600'000;
+  } else if (unit == "d" || unit == "day" || unit == "days") {
+    scale = 86'400'000;
   } else {
     return std::nullopt;
   }

@@ -6,6 +6,7 @@
 #include "src/cli.h"
 #include "src/client_commands.h"
 #include "src/config.h"
+#include "src/gc_command.h"
 #include "src/logging.h"
 #include "src/mount.h"
 #include "src/process_setup.h"
@@ -34,6 +35,9 @@ int main(int argc, char** argv) {
       return RunLogLevel(*cmd);
     case Command::kDu:
       return RunDu(*cmd);
+    case Command::kGc:
+      if (cmd->source.empty()) return RunGcMount(*cmd);
+      break;  // needs the configuration: below
     case Command::kMount:
       break;
   }
@@ -53,6 +57,7 @@ int main(int argc, char** argv) {
     std::fputs(DumpConfig(*config).c_str(), stdout);
     return 0;
   }
+  if (cmd->command == Command::kGc) return RunGcSource(*cmd, *config);
   // Before RunMount daemonizes and moves to "/": "kvfs SRC mnt" must mount ./mnt, not /mnt.
   if (Status abs = MakePathsAbsolute(&*cmd, &*config); !abs.ok()) {
     std::fprintf(stderr, "%s: %s\n", program.c_str(), abs.message().c_str());

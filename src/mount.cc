@@ -13,6 +13,7 @@
 
 #include "cache/chunk_cache.h"
 #include "fs/fuse/fuse_adapter.h"
+#include "fs/name_codec.h"
 #include "fs/read/cached_reader.h"
 #include "fs/read/direct_reader.h"
 #include "src/cli.h"
@@ -24,6 +25,8 @@
 #include "src/recovery.h"
 #include "src/stats_text.h"
 #include "src/store_factory.h"
+#include "tier/lease.h"
+#include "tier/tier_keys.h"
 
 namespace kvfs {
 namespace {
@@ -81,20 +84,48 @@ void WarnIfCacheLargerThanDisk(const std::string& dir, uint64_t cache_size) {
       cache_size, dir, disk);
 }
 
+// The bounded tier, when store_capacity or store_max_age is set: checks the store can hold the
+// collector's lease (conditional create) and wires the agent to the filesystem.
+Status AddTier(const KvfsConfig& c, const std::string& key_prefix, MountStack* s) {
+  TierOptions to;
+  to.capacity_bytes = c.store_capacity;
+  to.max_age_secs = c.store_max_age_secs;
+  to.interval_secs = c.store_gc_interval_secs;
+  if (!to.enabled()) return Status::OK();
+  to.key_prefix = key_prefix;
+  to.node_id = MakeNodeId();
+  to.may_collect = !c.read_only;
+  auto codec = std::make_shared<NameCodec>(key_prefix, c.fanout);
+  to.is_chunk = [codec](std::string_view key) { return codec->NamesFile(key); };
+  KVFS_RETURN_IF_ERROR(ProbeConditionalCreate(s->store.get(), TierKeys(key_prefix), to.node_id));
+  auto node = std::make_shared<NodeTier>(to.capacity_bytes);
+  s->fs->set_tier(node);
+  Filesystem* fs = s->fs.get();
+  spdlog::info("kvfs: bounded tier: capacity {} bytes, max age {} s, interval {} s, node {}",
+               to.capacity_bytes, to.max_age_secs, to.interval_secs, to.node_id);
+  s->tier = std::make_unique<TierAgent>(s->store, std::move(to), std::move(node),
+                                        [fs](const std::string& key) { fs->ForgetRemoved(key); });
+  return Status::OK();
+}
+
 }  // namespace
 
 std::function<std::string()> MountStack::StatsText() const {
   if (cached_reader == nullptr || cache == nullptr) return nullptr;
-  return [reader = cached_reader, cache = cache.get(), store = store.get()] {
-    return FormatStats(reader->Stats(), cache->Stats(), store->Stats());
+  return [reader = cached_reader, cache = cache.get(), store = store.get(), tier = tier.get()] {
+    std::string out = FormatStats(reader->Stats(), cache->Stats(), store->Stats());
+    if (tier != nullptr) out += tier->StatsText();
+    return out;
   };
 }
 
 std::function<std::string()> MountStack::PrometheusText() const {
   if (cached_reader == nullptr || cache == nullptr) return nullptr;
-  return [reader = cached_reader, cache = cache.get(), store = store.get(), metered = metered] {
+  return [reader = cached_reader, cache = cache.get(), store = store.get(), metered = metered,
+          tier = tier.get()] {
     std::string out = FormatPrometheus(reader->Stats(), cache->Stats(), store->Stats());
     if (metered != nullptr) out += metered->Prometheus();
+    if (tier != nullptr) out += tier->Prometheus();
     return out;
   };
 }
@@ -142,6 +173,7 @@ Result<MountStack> BuildMountStack(const KvfsConfig& config) {
   }
   KVFS_ASSIGN_OR_RETURN(MountStack s, BuildMountStack(std::move(store), std::move(o)));
   s.metered = metered;
+  KVFS_RETURN_IF_ERROR(AddTier(config, sp.key_prefix, &s));
   return s;
 }
 
@@ -226,6 +258,11 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   if (config.max_read != 0) fo.max_read = static_cast<uint32_t>(config.max_read);
   fo.stats_text = stack.StatsText();
   fo.set_log_level = SetLogLevel;
+  if (stack.tier) {
+    const auto limit = std::chrono::milliseconds(
+        config.blocking_timeout > 0 ? int64_t{config.blocking_timeout} * 1000 : 30'000);
+    fo.run_tier_gc = [tier = stack.tier.get(), limit] { return tier->RunStep(limit); };
+  }
 
   bool mounted = false;
   UploadCleanup cleanup;
@@ -240,6 +277,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     const bool own_store = config.source.rfind("file://", 0) == 0;
     cleanup.Start(stack.store.get(), stack.fs->options().key_prefix, config.stale_upload_age_secs,
                   config.stale_upload_gc_at_root || own_store);
+    if (stack.tier) stack.tier->Start();
   });
   if (!mounted && daemon.active()) {
     daemon.ReportFailure("kvfs: cannot mount " + config.source + " at " + cmd.mountpoint +
@@ -247,8 +285,9 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   }
   spdlog::info("kvfs: unmounted {}; finishing", cmd.mountpoint);
   cleanup.Join();
-  metrics.Stop();    // its renderer reads the stack
-  stack.fs.reset();  // completes uploads in progress before the store goes away
+  metrics.Stop();      // its renderer reads the stack
+  stack.tier.reset();  // its last use record, the lease handed on; it calls into fs
+  stack.fs.reset();    // completes uploads in progress before the store goes away
   stack.reader.reset();
   stack.cache.reset();
   stack.store.reset();

@@ -17,6 +17,7 @@
 #include "objstore/object_store.h"
 #include "src/cli.h"
 #include "src/config.h"
+#include "tier/tier_agent.h"
 
 namespace kvfs {
 
@@ -30,6 +31,9 @@ struct MountStack {
   CachedReader* cached_reader = nullptr;  // `reader` when it is the CachedReader
   std::unique_ptr<Filesystem> fs;
   MeteredStore* metered = nullptr;  // `store` when it is timed for metrics_listen
+  // The bounded tier's agent (store_capacity / store_max_age); null when unbounded. Destroyed
+  // first: its thread calls into `fs`. Started once the mount is up (StartTier).
+  std::unique_ptr<TierAgent> tier;
 
   // The Prometheus text of metrics_listen (src/stats_text.h, objstore/metered_store.h);
   // thread-safe. Empty without a cache.

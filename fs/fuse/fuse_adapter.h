@@ -41,12 +41,19 @@ struct FuseOptions {
   // root (`kvfs log-level MOUNTPOINT LEVEL`), allowed to root and the daemon's own user; a bad
   // level is EINVAL. getxattr reads the current level. Unset: the attribute does not exist.
   std::function<Status(const std::string&)> set_log_level;
+  // Runs a step of the bounded tier's agent now and waits for it (its record, the removals it
+  // learns, and a collector pass if this node holds the lease): setxattr "user.kvfs.tier_gc" of
+  // the root (`kvfs gc MOUNTPOINT`), allowed to root and the daemon's own user. Unset (no bounded
+  // tier): ENOTSUP.
+  std::function<Status()> run_tier_gc;
 };
 
 // The extended attribute of the mount root that holds FuseOptions::stats_text.
 inline constexpr char kStatsXattr[] = "user.kvfs.stats";
 // The extended attribute of the mount root that reads and sets the log level.
 inline constexpr char kLogLevelXattr[] = "user.kvfs.log_level";
+// The extended attribute of the mount root whose setting runs a tier step (run_tier_gc).
+inline constexpr char kTierGcXattr[] = "user.kvfs.tier_gc";
 
 // Mounts `fs` at `mountpoint` and serves requests until the filesystem is unmounted
 // (fusermount3 -u / umount) or the process receives SIGTERM, SIGINT or SIGHUP; requests already

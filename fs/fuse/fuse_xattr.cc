@@ -67,15 +67,19 @@ void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
                 int) {
   const FuseOptions& o = OptionsOf(req);
-  if (ino != FUSE_ROOT_ID || !o.set_log_level || std::strcmp(name, kLogLevelXattr) != 0) {
+  const bool tier_gc = o.run_tier_gc && std::strcmp(name, kTierGcXattr) == 0;
+  if (ino != FUSE_ROOT_ID ||
+      (!tier_gc && (!o.set_log_level || std::strcmp(name, kLogLevelXattr) != 0))) {
     return ReplyErrno(req, "setxattr", std::string(name) + " of " + Ino(ino), ENOTSUP);
   }
   // With allow_other, other users reach the root too: only root and the daemon's user may turn
-  // the daemon's logging up or off.
+  // the daemon's logging up or off, or make it collect.
   const uid_t uid = fuse_req_ctx(req)->uid;
   if (uid != 0 && uid != getuid()) {
     return ReplyErrno(req, "setxattr", std::string(name) + " by uid " + std::to_string(uid), EPERM);
   }
+  if (tier_gc)
+    return ReplyStatus(req, "setxattr", std::string(name) + " of the root", o.run_tier_gc());
   std::string level(value, size);
   while (!level.empty() && (level.back() == '\n' || level.back() == '\0')) level.pop_back();
   const std::string before = CurrentLogLevel();

@@ -329,4 +329,10 @@ void MemoryStore::SetMinPartSize(uint64_t bytes) {
 
 std::shared_ptr<ObjectStore> NewMemoryStore() { return std::make_shared<MemoryStore>(); }
 
+void MemoryStore::SetMtime(const std::string& key, int64_t mtime_sec) {
+  MutexLock l(&mu_);
+  auto it = objects_.find(key);
+  if (it != objects_.end()) it->second.mtime_sec = mtime_sec;
+}
+
 }  // namespace kvfs

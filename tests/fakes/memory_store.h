@@ -58,6 +58,8 @@ class MemoryStore : public ObjectStore {
   // Flips the bits of the byte at `offset` of an object in place, keeping its ETag and checksum:
   // damage at rest that only a checksum can reveal.
   void CorruptObject(const std::string& key, uint64_t offset);
+  // Sets an object's Last-Modified (tests of what depends on the store's clock).
+  void SetMtime(const std::string& key, int64_t mtime_sec);
   // The object's bytes, or nullopt if absent.
   std::optional<std::string> GetObject(const std::string& key) const;
   // All keys, ascending.

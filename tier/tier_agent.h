@@ -1,0 +1,118 @@
+// TierAgent: the per-node side of the bounded tier, on one background thread. Once per
+// store_gc_interval it
+//   1. writes this node's use record (the chunks NodeTier saw used since the last one),
+//   2. reads the status object (the tier's bytes for statvfs and metrics),
+//   3. reads the removed batches it has not seen and tells the filesystem to forget those names
+//      (so a node's cached copy stops answering for a chunk the tier removed),
+//   4. takes a step of the lease (tier/lease.h) and, holding it, runs a collector pass.
+// Nothing runs on a FUSE request's path.
+//
+// Requests per node per interval: 1 PUT (record, when something was used), 1 GET (status),
+// 1 LIST (removed batches) + 1 GET per new batch, 1 LIST (lease) + the lease's own; the
+// collector's pass on top (tier/collector.h). At the default 30 s: about 500 requests per node
+// per hour, whatever the number of chunks used.
+//
+// Thread-safety: thread-safe; Start once, Stop (or the destructor) once.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "base/mutex.h"
+#include "objstore/object_store.h"
+#include "tier/collector.h"
+#include "tier/lease.h"
+#include "tier/node_tier.h"
+#include "tier/tier_options.h"
+#include "tier/tier_status.h"
+
+namespace kvfs {
+
+// The agent's counters, one list: X(name, help). Gauges are listed in KVFS_TIER_GAUGES.
+#define KVFS_TIER_COUNTERS(X)                                               \
+  X(records_written, "use records this node wrote")                         \
+  X(record_failures, "use records that could not be written (uses kept)")   \
+  X(uses_dropped, "uses not recorded: the pending set was full")            \
+  X(removed_names_applied, "removed chunk names this node forgot")          \
+  X(passes, "collector passes this node made")                              \
+  X(pass_failures, "collector passes that failed")                          \
+  X(removed_capacity, "chunks this node's collector removed over capacity") \
+  X(removed_age, "chunks this node's collector removed for their age")      \
+  X(removed_bytes, "bytes this node's collector removed")
+#define KVFS_TIER_GAUGES(X)                                                  \
+  X(bytes, "chunk bytes in the tier (last status, plus this node's writes)") \
+  X(chunks, "chunks in the tier at the last pass")                           \
+  X(capacity_bytes, "store_capacity (0: none)")                              \
+  X(collector_lag_seconds, "seconds since the status object last changed")   \
+  X(is_collector, "1 if this node holds the collector's lease")              \
+  X(lease_epoch, "the lease epoch last seen")
+
+struct TierStats {
+#define KVFS_TIER_STAT_MEMBER(name, help) uint64_t name = 0;
+  KVFS_TIER_COUNTERS(KVFS_TIER_STAT_MEMBER)
+  KVFS_TIER_GAUGES(KVFS_TIER_STAT_MEMBER)
+#undef KVFS_TIER_STAT_MEMBER
+  std::string holder;  // the collector's node id, as last seen
+};
+
+class TierAgent {
+ public:
+  // `on_removed` is called on the agent's thread with each chunk key a collector removed.
+  TierAgent(std::shared_ptr<ObjectStore> store, TierOptions options, std::shared_ptr<NodeTier> node,
+            std::function<void(const std::string&)> on_removed);
+  ~TierAgent();
+  TierAgent(const TierAgent&) = delete;
+  TierAgent& operator=(const TierAgent&) = delete;
+
+  void Start() EXCLUDES(mu_);
+  // Writes the last record, gives the lease up, joins the thread.
+  void Stop() EXCLUDES(mu_);
+  // Runs the next step now (a full pending set).
+  void Wake() EXCLUDES(mu_);
+  // Runs a step now and waits for it to end (kvfs gc MOUNTPOINT), at most `timeout`.
+  Status RunStep(std::chrono::milliseconds timeout) EXCLUDES(mu_);
+
+  TierStats Stats() const EXCLUDES(mu_);
+  // "kvfs_tier_..." lines for user.kvfs.stats, and Prometheus text.
+  std::string StatsText() const;
+  std::string Prometheus() const;
+
+ private:
+  void Run() EXCLUDES(mu_);
+  void Step();
+  void FlushUses();
+  void ReadStatus();
+  void ApplyRemovals();
+  void LeaseAndCollect();
+
+  const std::shared_ptr<ObjectStore> store_;
+  const TierOptions options_;
+  const TierKeys keys_;
+  const std::shared_ptr<NodeTier> node_;
+  const std::function<void(const std::string&)> on_removed_;
+  // The agent thread's own state (only Step and what it calls touch these).
+  Lease lease_;
+  Collector collector_;
+  uint64_t record_seq_ = 0;
+  std::string last_batch_;  // newest removed batch applied
+  std::string status_etag_;
+  std::chrono::steady_clock::time_point status_changed_at_{};
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
+  bool wake_ GUARDED_BY(mu_) = false;
+  uint64_t steps_done_ GUARDED_BY(mu_) = 0;
+  bool in_step_ GUARDED_BY(mu_) = false;
+  TierStats stats_ GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+// A node id: host name, process id and random bits (unique across restarts on one host).
+std::string MakeNodeId();
+
+}  // namespace kvfs
