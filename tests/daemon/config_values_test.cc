@@ -63,7 +63,9 @@ TEST(ParseDurationTest, UnitsAndBareNumbers) {
   EXPECT_EQ(ParseDurationMs("1h", 1), 3'600'000);
   EXPECT_EQ(ParseDurationMs("10", 1000), 10'000);
   EXPECT_EQ(ParseDurationMs("10", 1), 10);
-  EXPECT_EQ(ParseDurationMs("10 days", 1), std::nullopt);
+  EXPECT_EQ(ParseDurationMs("10 days", 1), 864'000'000);
+  EXPECT_EQ(ParseDurationMs("7d", 1000), 604'800'000);
+  EXPECT_EQ(ParseDurationMs("10 weeks", 1), std::nullopt);
   EXPECT_EQ(ParseDurationMs("0.1ms", 1), std::nullopt);
 }
 
