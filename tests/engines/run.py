@@ -34,8 +34,10 @@ import daemon_test as dt  # noqa: E402 - the suite's mount and bucket helpers
 # within this time (the default, 30 s, would make the two-node checks wait that long);
 # cached_chunk_trust_secs=0: a chunk in a node's cache is revalidated on every lookup after the
 # TTL, so another node's delete is seen at once after it (the default serves it once more).
+# unlink_policy remote: the two-node checks test that one node's delete (vLLM's cleaner, SGLang's
+# LRU and clear()) reaches the other; the default, local, keeps the object for the other nodes.
 MOUNT_OPTS = {"metadata_cache_ttl_secs": "1", "cached_chunk_trust_secs": "0",
-              "cache_size": "8GiB"}
+              "cache_size": "8GiB", "unlink_policy": "remote"}
 TEMP_PATTERNS = ["*.tmp", "*.tmp.*", "*.tmp[0-9a-f]*"]  # kvfs's default temp_patterns
 DAEMON_PIDS = []  # the kvfs daemons: children of this subreaper that kill_orphans keeps
 
