@@ -12,6 +12,10 @@
 // "<root>/<model>/.../<hhh>/<hh>/<hash>.bin", mkdir -p of those levels) cost the store nothing
 // below the first missing level.
 //
+// A lookup's own LIST (fs/fs_lookup.cc) that saw every key under a directory records that
+// directory's names too (RecordListing), so misses anywhere in a subtree one lookup listed whole
+// cost nothing.
+//
 // Visibility is the same as for cached negative lookups: a chunk another node uploads after the
 // listing appears within the TTL. Names this mount creates are cached positively by the
 // filesystem (checked first) for longer than any listing made before them lives, so they are never
