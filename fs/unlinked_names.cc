@@ -22,11 +22,15 @@ void UnlinkedNames::Hide(const ObjectInfo& info) {
     if (it != hidden_.end() && it->second.seq == s) hidden_.erase(it);
   }
   // Entries for keys hidden again or forgotten linger in order_; compact when it doubles.
+  // (A loop, not erase_if with a lambda: the thread-safety analysis does not see mu_ held inside
+  // a lambda.)
   if (order_.size() > 2 * hidden_.size() + 64) {
-    std::erase_if(order_, [&](const auto& ks) {
+    std::deque<std::pair<std::string, uint64_t>> live;
+    for (auto& ks : order_) {
       auto it = hidden_.find(ks.first);
-      return it == hidden_.end() || it->second.seq != ks.second;
-    });
+      if (it != hidden_.end() && it->second.seq == ks.second) live.push_back(std::move(ks));
+    }
+    order_.swap(live);
   }
 }
 
