@@ -47,8 +47,19 @@ bool DirListingCache::KnownMissing(const std::string& key) {
 }
 
 void DirListingCache::RecordEmpty(const std::string& dir) {
-  if (options_.ttl.count() == 0) return;
   static const auto kEmpty = std::make_shared<const std::unordered_set<std::string>>();
+  Record(dir, kEmpty, Now());
+}
+
+void DirListingCache::RecordListing(const std::string& dir, std::unordered_set<std::string> names,
+                                    Time started) {
+  Record(dir, std::make_shared<const std::unordered_set<std::string>>(std::move(names)), started);
+}
+
+void DirListingCache::Record(const std::string& dir,
+                             std::shared_ptr<const std::unordered_set<std::string>> names,
+                             Time listed_at) {
+  if (options_.ttl.count() == 0) return;
   MutexLock l(&mu_);
   const Time now = Now();
   if (dirs_.size() >= kMaxDirs) {
@@ -62,9 +73,11 @@ void DirListingCache::RecordEmpty(const std::string& dir) {
   }
   Dir& d = dirs_[dir];
   if (d.listing) return;  // a real listing is on its way
-  d.listed_at = now;
+  // A fresher listing already answers (another lookup's).
+  if (d.names != nullptr && d.listed_at > listed_at) return;
+  d.listed_at = listed_at;
   d.too_big = false;
-  d.names = kEmpty;
+  d.names = std::move(names);
 }
 
 void DirListingCache::NoteMiss(const std::string& key) {

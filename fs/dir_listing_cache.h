@@ -12,6 +12,10 @@
 // "<root>/<model>/.../<hhh>/<hh>/<hash>.bin", mkdir -p of those levels) cost the store nothing
 // below the first missing level.
 //
+// A lookup's own LIST (fs/fs_lookup.cc) that saw every key under a directory records that
+// directory's names too (RecordListing), so misses anywhere in a subtree one lookup listed whole
+// cost nothing.
+//
 // Visibility is the same as for cached negative lookups: a chunk another node uploads after the
 // listing appears within the TTL. Names this mount creates are cached positively by the
 // filesystem (checked first) for longer than any listing made before them lives, so they are never
@@ -54,8 +58,15 @@ class DirListingCache {
   // the name (file or directory) on the path to `key`.
   bool KnownMissing(const std::string& key) EXCLUDES(mu_);
 
+  using Time = std::chrono::steady_clock::time_point;
+  Time Now() const;
+
   // The directory with listing prefix `dir` ("a/b/") was just found to hold no key at all.
   void RecordEmpty(const std::string& dir) EXCLUDES(mu_);
+  // A listing begun at `started` (by a lookup, fs_lookup.cc) saw every key under `dir`: `names`,
+  // the keys of its files and of its directories (without their '/').
+  void RecordListing(const std::string& dir, std::unordered_set<std::string> names, Time started)
+      EXCLUDES(mu_);
 
   // Records that a lookup of `key` missed at the cost of a request. Once enough misses in its
   // directory have accumulated, lists the directory in the calling thread.
@@ -65,7 +76,6 @@ class DirListingCache {
   uint64_t listings() const EXCLUDES(mu_);
 
  private:
-  using Time = std::chrono::steady_clock::time_point;
   struct Dir {
     int misses = 0;
     Time window_start{};
@@ -74,9 +84,10 @@ class DirListingCache {
     Time listed_at{};      // start of the listing that `names` holds (or of the too-big attempt)
     std::shared_ptr<const std::unordered_set<std::string>> names;
   };
-  Time Now() const;
   bool Fresh(Time t, Time now) const { return now - t < options_.ttl; }
   void ListDir(const std::string& dir) EXCLUDES(mu_);
+  void Record(const std::string& dir, std::shared_ptr<const std::unordered_set<std::string>> names,
+              Time listed_at) EXCLUDES(mu_);
 
   const std::shared_ptr<ObjectStore> store_;
   const Options options_;

@@ -50,7 +50,8 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
                                                 [](pid_t tgid, uint64_t ino, const std::string& n) {
                                                   return HoldsWritableFd(tgid, ino, n);
                                                 }}
-                                 : ProcessProbe{}) {
+                                 : ProcessProbe{}),
+      unlinked_(options_.metadata_cache_max_entries) {
   if (!probe_.exiting) {
     spdlog::warn(
         "kvfs: /proc does not show this daemon's own pid namespace: closes by dying processes "
@@ -123,48 +124,37 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs
 
 Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool* needs_store) {
   Node node;
+  auto hidden = [&] { return Status::NotFound("no such file (unlinked on this node): " + key); };
   if (auto e = meta_.Get(key)) {
     if (e->kind == MetaEntry::kMissing) return Status::NotFound("no such file: " + key);
     node.kind = e->kind;
     node.info = e->info;
     node.ttl_secs = std::chrono::duration<double>(e->left).count();
+    // A listing made after the unlink still holds the object: it stays hidden here.
+    if (node.kind == MetaEntry::kFile && unlinked_.Hides(node.info)) return hidden();
     return node;
   }
   if (listings_.KnownMissing(key)) {
     meta_.PutMissing(key);
     return Status::NotFound("no such file: " + key);
   }
-  if (auto local = ServeLocalCopy(key)) return *local;
+  if (auto local = ServeLocalCopy(key)) {
+    if (unlinked_.Hides(local->info)) return hidden();
+    return *local;
+  }
   if (needs_store != nullptr) {
     *needs_store = true;
     return Status::Unavailable(key + ": the answer needs the store");
   }
+  // With directories, one LIST tells file from directory from missing (fs_lookup.cc).
+  if (!codec_.flat() && options_.subdirectories) return ResolveByListing(key);
   auto head = store_->Head(key);
   if (head.ok()) {
     head->key = key;
-    meta_.PutFile(*head);
-    learnt_sizes_.Observe(key, head->size);
-    node.kind = MetaEntry::kFile;
-    node.info = *head;
-    return node;
+    return FoundFile(std::move(head).value());
   }
   if (head.status().code() != StatusCode::kNotFound) return head.status();
-  if (!codec_.flat() && options_.subdirectories) {
-    // Not a file: a directory if any key lies under "key/" (a marker or implicit prefix).
-    ListRequest req;
-    req.prefix = key + "/";
-    req.max_keys = 1;
-    KVFS_ASSIGN_OR_RETURN(ListResult lr, store_->List(req));
-    if (!lr.objects.empty() || !lr.common_prefixes.empty()) {
-      meta_.PutDir(key);
-      node.kind = MetaEntry::kDir;
-      node.info.key = key;
-      return node;
-    }
-    // Nothing under "key/" either: names below it are known missing too (a walk down a tree
-    // that does not exist yet, mkdir -p) without asking the store again.
-    listings_.RecordEmpty(key + "/");
-  }
+  unlinked_.Forget(key);  // gone from the store: a new object of that name will show
   meta_.PutMissing(key);
   listings_.NoteMiss(key);
   return Status::NotFound("no such file: " + key);

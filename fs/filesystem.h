@@ -27,6 +27,8 @@
 //   write()/truncate() past max_chunk_bytes                                   EFBIG
 //   name > 255 bytes, key > 1024 bytes                                        ENAMETOOLONG
 //   unlink() with unlink_policy deny                                          EPERM
+//   lookup of a name unlinked here under unlink_policy local (the object
+//   stays for other nodes; until it changes or this node publishes it again)  ENOENT
 //   chmod/chown to other values, truncate of an uploaded file                 EPERM
 //   link(), symlink(), mknod() (fuse adapter)                                 EPERM
 //   xattrs of files and directories (getxattr, listxattr, setxattr,
@@ -70,6 +72,7 @@
 #include "fs/name_codec.h"
 #include "fs/read/chunk_reader.h"
 #include "fs/revalidator.h"
+#include "fs/unlinked_names.h"
 #include "fs/uploader.h"
 #include "objstore/object_store.h"
 #include "tier/node_tier.h"
@@ -260,11 +263,16 @@ class Filesystem {
   bool IsTempName(const std::string& name) const;
   static std::string Display(const std::vector<std::string>& path);
 
-  // What `key` is: a local file, a cached entry, or (on a miss) HEAD and a one-key LIST.
+  // What `key` is: a local file, a cached entry, or (on a miss) one store request.
   // needs_store: as in Lookup.
   Result<Node> Resolve(const std::string& key, bool* needs_store = nullptr);
-  // The store's view only (metadata cache, else HEAD and, for directories, a one-key LIST).
+  // The store's view only (metadata cache, else one HEAD, or with directories one LIST).
   Result<Node> ResolveRemote(const std::string& key, bool* needs_store = nullptr);
+  // With directories: file, directory or missing from one LIST of the keys starting with `key`,
+  // whose keys under "key/" also answer the lookups of the levels below (fs_lookup.cc).
+  Result<Node> ResolveByListing(const std::string& key);
+  // A file the store showed under `key` (HEAD or LIST): cached, unless this node unlinked it.
+  Result<Node> FoundFile(ObjectInfo info);
   // Stale-while-revalidate: when the reader holds a complete local copy of key that the store
   // confirmed within cached_chunk_trust_secs, that answer at once (a revalidation is queued).
   std::optional<Node> ServeLocalCopy(const std::string& key);
@@ -312,6 +320,7 @@ class Filesystem {
   std::shared_ptr<NodeTier> tier_;  // set before the session starts; null: unbounded tier
   ProcessProbe probe_;              // set before the session starts
   LocalFiles local_files_;          // what each key being written shows
+  UnlinkedNames unlinked_;          // names unlinked here under unlink_policy local
 
   mutable Mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Handle>> handles_ GUARDED_BY(mu_);

@@ -38,6 +38,7 @@ Result<uint64_t> Filesystem::OpenDir(uint64_t ino, pid_t pid) {
     for (auto& obj : page->objects) {
       auto name = codec_.NameOfKey(prefix, obj.key);
       if (!name) continue;  // a marker or a key that is not a valid encoded name: hidden
+      if (unlinked_.Hides(obj)) continue;  // unlinked on this node (unlink_policy local)
       names.emplace(*name, false);
       meta_.PutFile(obj);  // scandir + stat then costs no request
       learnt_sizes_.Observe(obj.key, obj.size);
@@ -162,10 +163,17 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
   switch (options_.unlink_policy) {
     case UnlinkPolicy::kDeny:
       return Status::PermissionDenied("unlink denied by unlink_policy: " + Display(path));
-    case UnlinkPolicy::kLocal:
-      // Only this node's copy goes; the object, shared with other nodes, stays.
+    case UnlinkPolicy::kLocal: {
+      // The object, shared with other nodes, stays; on this node the name goes with its cached
+      // copy (an engine that deleted a chunk must not find it again at its next lookup), until
+      // the object changes or this node stores that name again (UnlinkedNames).
+      ObjectInfo gone = node->info;
+      gone.key = key;
+      unlinked_.Hide(gone);
       reader_->Invalidate(key);
+      meta_.PutMissing(key);
       break;
+    }
     case UnlinkPolicy::kRemote:
       if (auto ino = inodes_.Find(parent, name)) KeepOpenLocal(*ino);
       KVFS_RETURN_IF_ERROR(store_->Delete(key));

@@ -13,9 +13,13 @@
 namespace kvfs {
 
 // What unlink() of an uploaded file does.
+// Engines delete chunks for their own reasons (their local LRU, a read they did not like, clear());
+// on a tier shared by a fleet that must not destroy what other nodes use unless the operator asks
+// (docs/engines.md, "Deletes").
 enum class UnlinkPolicy {
-  kRemote,  // delete the object (default)
-  kLocal,   // only drop this node's cached copy; the object (and the name) stay in the bucket
+  kRemote,  // delete the object, for every node
+  kLocal,   // default: the name goes on this node only (UnlinkedNames) with its cached copy; the
+            // object stays in the bucket for the other nodes
   kDeny,    // EPERM
 };
 
@@ -64,7 +68,7 @@ struct FsOptions {
   // in the store: a lookup of such a name with no local file is a miss without a request);
   // renaming such a file to a non-matching name uploads it under the new name.
   std::vector<std::string> temp_patterns = DefaultTempPatterns();
-  UnlinkPolicy unlink_policy = UnlinkPolicy::kRemote;
+  UnlinkPolicy unlink_policy = UnlinkPolicy::kLocal;
   ExistsPolicy exists_policy = ExistsPolicy::kSameSizeOk;
   // Lifetime of cached lookups (positive and negative), also handed to the kernel. 0: no caching.
   uint32_t metadata_ttl_secs = 30;
@@ -83,6 +87,9 @@ struct FsOptions {
   // Subdirectories (mkdir, "/" in names of other tools' keys). Off: the namespace is flat, a
   // missed lookup costs one HEAD instead of a HEAD and a one-key LIST, and mkdir is ENOTSUP.
   bool subdirectories = true;
+  // Keys one lookup's LIST may bring (with subdirectories; fs_lookup.cc): those under the name
+  // looked up answer the lookups of the levels below it. Not a config key.
+  int lookup_list_max_keys = 1000;
   // Private directory for write spool files (created if missing). Required.
   std::string spool_dir;
   // statfs: total size reported (free = total; the store has no fixed capacity).

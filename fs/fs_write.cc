@@ -38,6 +38,7 @@ void Filesystem::Apply(const LocalFile::Outcome& out) {
 }
 
 void Filesystem::Published(const ObjectInfo& info) {
+  unlinked_.Forget(info.key);  // stored again from here: the name shows again
   meta_.PutFile(info);
   if (tier_) tier_->NoteWrite(info.key, info.size);
   learnt_sizes_.Observe(info.key, info.size);

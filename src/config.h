@@ -60,7 +60,8 @@ struct KvfsConfig {
   bool learn_chunk_sizes = false;  // FsOptions::learn_chunk_sizes; LMCache save_unfull_chunk: false
   uint64_t max_chunk_bytes = 256 * kMiB;  // a write past this size fails with EFBIG
   std::vector<std::string> temp_patterns = DefaultTempPatterns();  // fnmatch, kept local
-  UnlinkPolicy unlink_policy = UnlinkPolicy::kRemote;
+  // local: an engine's delete hides the chunk on this node only; remote only when asked for.
+  UnlinkPolicy unlink_policy = UnlinkPolicy::kLocal;
   ExistsPolicy exists_policy = ExistsPolicy::kSameSizeOk;
   int metadata_cache_ttl_secs = 30;  // positive and negative lookups; also the kernel timeouts
   // At mount, multipart uploads under the prefix begun longer ago than this are aborted (left by

@@ -33,7 +33,7 @@ TEST(ConfigTest, Defaults) {
   EXPECT_EQ(c.s3.circuit_breaker_cooldown_ms, 5000);
   EXPECT_DOUBLE_EQ(c.cache_high_watermark, 0.85);
   EXPECT_DOUBLE_EQ(c.cache_evict_ratio, 0.2);
-  EXPECT_EQ(c.unlink_policy, UnlinkPolicy::kRemote);
+  EXPECT_EQ(c.unlink_policy, UnlinkPolicy::kLocal);
   EXPECT_EQ(c.exists_policy, ExistsPolicy::kSameSizeOk);
   EXPECT_EQ(c.fanout, 0);
   EXPECT_TRUE(c.subdirectories);
@@ -91,7 +91,7 @@ cache_evict_ratio: 0.25
 chunk_sizes: [8MiB, 32 MiB, 10485760]
 max_chunk_bytes: 128MiB
 temp_patterns: ["*.tmp", "*.partial"]
-unlink_policy: local
+unlink_policy: remote
 exists_policy: eexist
 metadata_cache_ttl_secs: 1m
 stale_upload_age_secs: 2h
@@ -141,7 +141,7 @@ log_level: warning
   EXPECT_EQ(c->chunk_sizes, (std::vector<uint64_t>{8 * kMiB, 10 * kMiB, 32 * kMiB}));
   EXPECT_EQ(c->max_chunk_bytes, 128 * kMiB);
   EXPECT_EQ(c->temp_patterns, (std::vector<std::string>{"*.tmp", "*.partial"}));
-  EXPECT_EQ(c->unlink_policy, UnlinkPolicy::kLocal);
+  EXPECT_EQ(c->unlink_policy, UnlinkPolicy::kRemote);
   EXPECT_EQ(c->exists_policy, ExistsPolicy::kEexist);
   EXPECT_EQ(c->metadata_cache_ttl_secs, 60);
   EXPECT_EQ(c->stale_upload_age_secs, 7200);

@@ -34,8 +34,10 @@ import daemon_test as dt  # noqa: E402 - the suite's mount and bucket helpers
 # within this time (the default, 30 s, would make the two-node checks wait that long);
 # cached_chunk_trust_secs=0: a chunk in a node's cache is revalidated on every lookup after the
 # TTL, so another node's delete is seen at once after it (the default serves it once more).
+# unlink_policy remote: the two-node checks test that one node's delete (vLLM's cleaner, SGLang's
+# LRU and clear()) reaches the other; the default, local, keeps the object for the other nodes.
 MOUNT_OPTS = {"metadata_cache_ttl_secs": "1", "cached_chunk_trust_secs": "0",
-              "cache_size": "8GiB"}
+              "cache_size": "8GiB", "unlink_policy": "remote"}
 TEMP_PATTERNS = ["*.tmp", "*.tmp.*", "*.tmp[0-9a-f]*"]  # kvfs's default temp_patterns
 DAEMON_PIDS = []  # the kvfs daemons: children of this subreaper that kill_orphans keeps
 
@@ -261,13 +263,14 @@ def unmount(d):
     assert os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0, "daemon exit status %#x" % st
 
 
-def run_two_node(py, a, b, work, tally):
-    say("two-node checks (two_node_checks.py), node A %s, node B %s" % (a.mnt, b.mnt))
+def run_two_node(py, a, b, c, work, tally):
+    say("two-node checks (two_node_checks.py), node A %s, node B %s, node C %s" % (
+        a.mnt, b.mnt, c.mnt))
     log = os.path.join(work, "two_node.log")
     with open(log, "w") as out:
         r = subprocess.run([py, os.path.join(HERE, "two_node_checks.py"), "--a", a.mnt, "--b",
-                            b.mnt], stdout=subprocess.PIPE, stderr=out, text=True, timeout=600,
-                           env=dict(os.environ, TMPDIR=work))
+                            b.mnt, "--c", c.mnt], stdout=subprocess.PIPE, stderr=out, text=True,
+                           timeout=600, env=dict(os.environ, TMPDIR=work))
     seen = 0
     for line in r.stdout.splitlines():
         print("   " + line, flush=True)
@@ -343,7 +346,13 @@ def run_all(py, args, only, ctx, work, tally):
                 run_group(py, args.sdist, work, name, node, nodes[node].mnt, limit, env, files,
                           tally)
         if not only or "2node" in only:
-            run_two_node(py, nodes["A"], nodes["B"], work, tally)
+            # Node C keeps kvfs's default unlink_policy (local): an engine's delete there stays
+            # there.
+            c_opts = {k: v for k, v in MOUNT_OPTS.items() if k != "unlink_policy"}
+            nodes["C"] = dt.Daemon(ctx, store, ctx.path("mnt-C"), ctx.path("cache-C"), c_opts,
+                                   name="C")
+            DAEMON_PIDS.append(nodes["C"].pid)
+            run_two_node(py, nodes["A"], nodes["B"], nodes["C"], work, tally)
 
         def no_temp_objects():
             keys = list(store.keys())

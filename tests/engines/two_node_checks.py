@@ -278,7 +278,7 @@ def vllm_spec():
               kv_events_config=ns(enable_kv_cache_events=False))
 
 
-def vllm_scenario(mnt_a, mnt_b, n=16, block=256 << 10):
+def vllm_scenario(mnt_a, mnt_b, mnt_c=None, n=16, block=256 << 10):
     import numpy as np
     from vllm.v1.kv_offload.base import LookupResult, ReqContext, make_offload_key
     from vllm.v1.kv_offload.tiering.base import TransferJob
@@ -361,6 +361,33 @@ def vllm_scenario(mnt_a, mnt_b, n=16, block=256 << 10):
             b2.shutdown()
         assert (dst == src).all(), "B loaded different bytes"
 
+    def c_removes_locally():
+        # Node C runs kvfs's default unlink_policy (local): its deletes (a cleaner, or vLLM's
+        # own after a short read) remove the blocks on C only; A and B keep finding them.
+        time.sleep(TTL_WAIT)
+        c = manager(mnt_c, aligned())
+        try:
+            assert all(lookup(c, keys)), "C misses blocks A stored"
+            for k in keys:
+                os.remove(c.file_mapper.get_file_name(k))
+        finally:
+            c.shutdown()
+        c2 = manager(mnt_c, aligned())
+        try:
+            got = lookup(c2, keys)
+        finally:
+            c2.shutdown()
+        assert not any(got), "C still finds %d blocks it removed" % got.count(True)
+        time.sleep(TTL_WAIT)
+        dst = aligned()
+        b3 = manager(mnt_b, dst)
+        try:
+            assert all(lookup(b3, keys)), "B lost blocks C removed locally"
+            run_job(b3, keys, range(n), True)
+        finally:
+            b3.shutdown()
+        assert (dst == src).all(), "B loaded different bytes"
+
     def restarted():
         for m in mgrs.values():
             m.shutdown()
@@ -379,6 +406,9 @@ def vllm_scenario(mnt_a, mnt_b, n=16, block=256 << 10):
     sc.step("B looks them up and loads them byte for byte", b_loads)
     sc.step("B removes the files; A's lookups miss", b_deletes)
     sc.step("A stores again; B loads byte for byte", a_stores_again)
+    if mnt_c:
+        sc.step("C (unlink_policy local, the default) removes the files: C misses them, B still "
+                "loads them", c_removes_locally)
     sc.step("a restarted manager on A finds and loads everything", restarted)
     for m in mgrs.values():
         m.shutdown()
@@ -460,6 +490,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--a", required=True)
     ap.add_argument("--b", required=True)
+    ap.add_argument("--c", default=None, help="a node with kvfs's default unlink_policy (local)")
     args = ap.parse_args()
     failed = 0
     for name, fn in [
@@ -468,7 +499,7 @@ def main():
             ("LMCache fs_native", lambda: l2_scenario("LMCache fs_native", make_fs_native,
                                                       args.a, args.b)),
             ("LMCache LocalDiskBackend", lambda: local_disk_scenario(args.a, args.b)),
-            ("vLLM FileSystemTierManager", lambda: vllm_scenario(args.a, args.b)),
+            ("vLLM FileSystemTierManager", lambda: vllm_scenario(args.a, args.b, args.c)),
             ("SGLang HiCacheFile", lambda: sglang_scenario(args.a, args.b))]:
         try:
             failed += fn()

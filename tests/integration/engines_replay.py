@@ -78,7 +78,8 @@ def main():
 
 def run(ctx, checks):
     store = ctx.store()
-    opts = {"metadata_cache_ttl_secs": str(TTL)}
+    # remote: "node B evicts" checks that B's delete reaches A (the default, local, keeps it).
+    opts = {"metadata_cache_ttl_secs": str(TTL), "unlink_policy": "remote"}
 
     def mount(name, label=None):
         return dt.Daemon(ctx, store, ctx.path("mnt-" + name), ctx.path("cache-" + name), opts,

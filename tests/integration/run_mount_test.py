@@ -38,8 +38,10 @@ class Mount:
         # Each mount ("node") has its own chunk cache next to its spool (same filesystem, so
         # written chunks are adopted into the cache).
         cache = spool + "-cache"
+        # unlink_policy remote: the checks of the bucket after engine_replay's eviction and of
+        # node B after it expect the delete to reach the store.
         cmd = [binary] + store_args + ["--prefix", PREFIX, "--spool", spool, "--cache-dir",
-                                       cache] + list(extra) + [mnt]
+                                       cache, "--unlink-policy", "remote"] + list(extra) + [mnt]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True)
         deadline = time.time() + 30

@@ -79,7 +79,8 @@ def in_child(fn):
 
 def run(ctx, checks):
     store = ctx.store()
-    opts = {"metadata_cache_ttl_secs": str(TTL)}
+    # remote: directory_stays checks that B's delete reaches A and that rmdir then succeeds.
+    opts = {"metadata_cache_ttl_secs": str(TTL), "unlink_policy": "remote"}
     a = dt.Daemon(ctx, store, ctx.path("mnt-A"), ctx.path("cache-A"), opts, name="A")
     b = dt.Daemon(ctx, store, ctx.path("mnt-B"), ctx.path("cache-B"), opts, name="B")
     size = 8 * MIB
