@@ -13,7 +13,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-ORDER = ["kvfs", "s3fs", "rclone-off", "rclone-full", "raw-s3", "tmpfs"]
+ORDER = ["kvfs", "kvfs-tier", "s3fs", "rclone-off", "rclone-full", "raw-s3", "tmpfs"]
 LIMITS = {"raw-s3", "tmpfs"}
 THROUGHPUT = [("write", "write"), ("write_odirect", "write O_DIRECT"),
               ("read_cold", "cold read"), ("read_cold_odirect", "cold read O_DIRECT"),

@@ -262,7 +262,9 @@ static void PrintTierLine(const std::string& mountpoint) {
   if (cap > 0)
     std::printf(" of capacity %s (%.1f%%)", v["kvfs_tier_capacity_bytes"].c_str(),
                 100 * bytes / cap);
-  std::printf("; collector %s\n", v["kvfs_tier_collector"].c_str());
+  std::printf("; collector: %s (lease epoch %s)\n",
+              v["kvfs_tier_is_collector"] == "1" ? "this node" : "another node",
+              v["kvfs_tier_lease_epoch"].c_str());
 }
 
 int RunDu(const CommandLine& cmd) {

@@ -282,7 +282,8 @@ std::string TierAgent::StatsText() const {
   KVFS_TIER_COUNTERS(KVFS_TIER_TEXT)
   KVFS_TIER_GAUGES(KVFS_TIER_TEXT)
 #undef KVFS_TIER_TEXT
-  out += "kvfs_tier_collector " + (s.holder.empty() ? std::string("-") : s.holder) + "\n";
+  // Every line of the stats text is "name integer" (scripts parse it so): the collector's name
+  // is in the Prometheus text only (kvfs_tier_collector_info).
   return out;
 }
 
