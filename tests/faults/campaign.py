@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import daemon_test  # noqa: E402
 import integrity_test  # noqa: E402
 import outage_test  # noqa: E402
+import tier_scenarios  # noqa: E402
 from daemon_test import MIB, Ctx, Daemon, chunk, ok, sha, write_chunk  # noqa: E402
 from mount_util import read_direct, skip_or_fail  # noqa: E402
 
@@ -282,7 +283,7 @@ SCENARIOS = [
      with_server(integrity_test.run, "as expected (integrity_test.run)")),
     ("list-token-loop", True, "readdir fails with EIO within bound", list_loop),
     ("wire-resets-408-503", True, "retried; right bytes", wire_faults),
-]
+] + tier_scenarios.SCENARIOS  # the bounded tier (issue 23)
 
 
 def main():
