@@ -225,6 +225,18 @@ def run(ctx, checks):
             free / MIB, CAP_MIB, used / MIB))
     checks.run("statvfs reports the capacity and what is left of it", statvfs_capacity)
 
+    def hidden():
+        for n in nodes.values():
+            if n not in ctx.daemons:
+                continue
+            listed = os.listdir(n.mnt)
+            assert not [x for x in listed if "kvfs-tier" in x], listed
+            assert not os.path.exists(os.path.join(n.mnt, "~kvfs-tier"))
+        assert any("~kvfs-tier/" in k for k in (
+            store.keys() if isinstance(store, dt.S3Store) else [""])) or not isinstance(
+            store, dt.S3Store), "no tier records in the bucket"
+    checks.run("the tier's own objects never appear in a mount", hidden)
+
     def du_line():
         r = subprocess.run([ctx.kvfs, "du", b.mnt], capture_output=True, text=True,
                            timeout=dt.STEP_TIMEOUT)
