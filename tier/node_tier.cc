@@ -8,11 +8,10 @@ void NodeTier::Insert(std::string_view key) {
   std::function<void()> wake;
   {
     MutexLock l(&mu_);
+    if (pending_.contains(key)) return;
     if (pending_.size() >= max_pending_) {
-      if (!pending_.contains(std::string(key))) {
-        dropped_.fetch_add(1, std::memory_order_relaxed);
-        wake = wake_;
-      }
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      wake = wake_;
     } else {
       pending_.emplace(key);
       if (pending_.size() == max_pending_) wake = wake_;
@@ -38,7 +37,7 @@ std::optional<NodeTier::Usage> NodeTier::CurrentUsage() const {
 }
 
 std::vector<std::string> NodeTier::TakeUses() {
-  std::unordered_set<std::string> taken;
+  decltype(pending_) taken;
   {
     MutexLock l(&mu_);
     taken.swap(pending_);

@@ -57,7 +57,12 @@ class NodeTier {
   const uint64_t capacity_;
   const size_t max_pending_;
   mutable Mutex mu_;
-  std::unordered_set<std::string> pending_ GUARDED_BY(mu_);
+  // Transparent: a use of a chunk already pending (a hit read again) allocates nothing.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view k) const { return std::hash<std::string_view>()(k); }
+  };
+  std::unordered_set<std::string, KeyHash, std::equal_to<>> pending_ GUARDED_BY(mu_);
   uint64_t counted_ GUARDED_BY(mu_) = 0;
   uint64_t written_since_ GUARDED_BY(mu_) = 0;
   std::function<void()> wake_ GUARDED_BY(mu_);
