@@ -136,9 +136,11 @@ def run(ctx, checks):
     opts = {"store_capacity": "%dMiB" % CAP_MIB, "store_gc_interval": "%ds" % INTERVAL,
             "metadata_cache_ttl_secs": str(TTL), "cache_size": "512MiB"}
     nodes = {}
+    port = dt.free_port()
     for name in "abcd":
+        o = dict(opts, **({"metrics_listen": "127.0.0.1:%d" % port} if name == "b" else {}))
         nodes[name] = dt.Daemon(ctx, store, ctx.path("mnt-" + name), ctx.path("cache-" + name),
-                                opts=opts, name=name)
+                                opts=o, name=name)
     a, b, c, d = (nodes[n] for n in "abcd")
     cap = CAP_MIB * MIB
     hot = ["hot%d" % i for i in range(4)]
@@ -236,6 +238,21 @@ def run(ctx, checks):
             store.keys() if isinstance(store, dt.S3Store) else [""])) or not isinstance(
             store, dt.S3Store), "no tier records in the bucket"
     checks.run("the tier's own objects never appear in a mount", hidden)
+
+    def metrics():
+        code, text = dt.scrape("http://127.0.0.1:%d/metrics" % port)
+        assert code == 200, code
+        samples = dt.prometheus_samples(text)
+        for name in ("kvfs_tier_bytes", "kvfs_tier_chunks", "kvfs_tier_capacity_bytes",
+                     "kvfs_tier_collector_lag_seconds", "kvfs_tier_removed_capacity_total",
+                     "kvfs_tier_removed_age_total", "kvfs_tier_is_collector"):
+            assert name in samples, "no %s in /metrics" % name
+        assert samples["kvfs_tier_capacity_bytes"] == cap, samples["kvfs_tier_capacity_bytes"]
+        info = [k for k in samples if k.startswith("kvfs_tier_collector_info{node=")]
+        assert info and 'node=""' not in info[0], info
+        print("  " + info[0] + "; tier bytes %d" % samples["kvfs_tier_bytes"])
+    checks.run("Prometheus: tier bytes and chunks, removals by reason, the collector's lag and "
+               "node", metrics)
 
     def du_line():
         r = subprocess.run([ctx.kvfs, "du", b.mnt], capture_output=True, text=True,
