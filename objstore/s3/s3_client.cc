@@ -16,22 +16,6 @@ void S3Call::SetBody(std::string data) {
   has_body = true;
 }
 
-S3Client::S3Client(const S3Options& options, Endpoint endpoint,
-                   std::shared_ptr<CredentialProvider> credentials,
-                   std::shared_ptr<CredentialProvider> data_credentials)
-    : options_(options),
-      endpoint_(std::move(endpoint)),
-      credentials_(std::move(credentials)),
-      data_credentials_(std::move(data_credentials)),
-      breaker_(CircuitBreaker::Options{options.circuit_breaker_failures,
-                                       options.circuit_breaker_cooldown_ms}) {
-  RetryPolicy::Options po;
-  po.max_attempts = std::max(1, options.max_attempts);
-  po.base_ms = options.backoff_base_ms;
-  po.max_ms = options.backoff_max_ms;
-  policy_ = std::make_unique<RetryPolicy>(po, Clock::Real());
-}
-
 S3Client::~S3Client() {
   if (engine_) engine_->Shutdown();
 }

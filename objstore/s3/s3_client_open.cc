@@ -1,6 +1,6 @@
 // S3Client::Create: opening a client - the bucket's region when none was given, the endpoint, the
 // credential chain (and, for S3 Express directory buckets, the session credentials that sign data
-// requests), and the HTTP engine. The requests themselves are in s3_client.cc.
+// requests), the retry policy and the HTTP engine. The requests themselves are in s3_client.cc.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -79,6 +79,22 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& given) {
   eo.clock = client->clock();
   KVFS_ASSIGN_OR_RETURN(client->engine_, HttpEngine::Create(eo));
   return client;
+}
+
+S3Client::S3Client(const S3Options& options, Endpoint endpoint,
+                   std::shared_ptr<CredentialProvider> credentials,
+                   std::shared_ptr<CredentialProvider> data_credentials)
+    : options_(options),
+      endpoint_(std::move(endpoint)),
+      credentials_(std::move(credentials)),
+      data_credentials_(std::move(data_credentials)),
+      breaker_(CircuitBreaker::Options{options.circuit_breaker_failures,
+                                       options.circuit_breaker_cooldown_ms}) {
+  RetryPolicy::Options po;
+  po.max_attempts = std::max(1, options.max_attempts);
+  po.base_ms = options.backoff_base_ms;
+  po.max_ms = options.backoff_max_ms;
+  policy_ = std::make_unique<RetryPolicy>(po, Clock::Real());
 }
 
 }  // namespace kvfs::s3
