@@ -28,6 +28,7 @@
 #include "base/status.h"
 #include "base/thread_annotations.h"
 #include "cache/cache_index.h"
+#include "cache/cache_stats.h"
 
 namespace kvfs {
 
@@ -40,24 +41,6 @@ struct ChunkCacheOptions {
   double high_watermark = 0.85;  // start evicting above this fraction of capacity ...
   double evict_ratio = 0.2;      // ... and free this fraction of capacity
   bool verify_at_open = false;   // check every recovered entry's checksum in Open (slow, eager)
-};
-
-struct CacheStats {
-  uint64_t entries = 0;
-  uint64_t bytes = 0;  // bytes in use, including fills in progress and pinned removed entries
-  uint64_t capacity = 0;
-  uint64_t hits = 0;
-  uint64_t misses = 0;
-  uint64_t evictions = 0;
-  uint64_t bytes_evicted = 0;
-  uint64_t fills = 0;          // committed fills (incl. adopted files)
-  uint64_t fill_aborts = 0;    // fills dropped without commit
-  uint64_t adopted = 0;        // files taken over by AdoptFile
-  uint64_t fill_rejected = 0;  // StartFill/AdoptFile that found no room
-  uint64_t recovered = 0;      // entries found at start
-  uint64_t recovery_dropped = 0;
-  uint64_t verify_failures = 0;  // recovered entries whose checksum failed (dropped)
-  uint64_t open_failures = 0;    // Lookups that could not open a good entry (EMFILE...): kept
 };
 
 // What EntryRef and FillRef share: the cache, the entry they hold and an open fd on its file.

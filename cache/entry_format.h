@@ -55,4 +55,10 @@ struct ParsedName {
 };
 bool ParseEntryFileName(const std::string& name, ParsedName* out);
 
+// Whether two ETags name the same version of an object. An empty ETag is unknown (e.g. RGW's
+// multipart completion sends none); chunk names are content-derived, so size alone decides then.
+inline bool EtagsMatch(const std::string& a, const std::string& b) {
+  return a.empty() || b.empty() || a == b;
+}
+
 }  // namespace kvfs

@@ -27,8 +27,9 @@ Status FsOptions::Validate() {
     return Status::InvalidArgument("multipart_part_size too small: more than 10000 parts");
   }
   if (upload_parallelism < 1) return Status::InvalidArgument("upload_parallelism must be >= 1");
-  if (fanout_hex_chars < 0 || fanout_hex_chars > 16) {
-    return Status::InvalidArgument("fanout_hex_chars must be in 0..16");
+  if (fanout_hex_chars < 0 || fanout_hex_chars > kMaxFanoutHexChars) {
+    return Status::InvalidArgument("fanout_hex_chars must be in 0.." +
+                                   std::to_string(kMaxFanoutHexChars));
   }
   if (spool_dir.empty()) return Status::InvalidArgument("spool_dir is required");
   if (uid == static_cast<uid_t>(-1)) uid = getuid();
@@ -36,6 +37,11 @@ Status FsOptions::Validate() {
   file_mode &= 07777;
   dir_mode &= 07777;
   return Status::OK();
+}
+
+const FsOptions& DefaultFsOptions() {
+  static const FsOptions defaults;
+  return defaults;
 }
 
 }  // namespace kvfs

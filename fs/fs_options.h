@@ -1,5 +1,9 @@
 // FsOptions: everything the filesystem logic is configured with. The daemon fills it from the
 // command line and the YAML config; tests fill it directly.
+//
+// One default and one range per setting: the defaults below are also the defaults of the daemon's
+// keys that set them (src/config.h takes them from DefaultFsOptions()), and a range the
+// filesystem checks is a constant here that the daemon's key table (src/config_keys.cc) uses too.
 #pragma once
 
 #include <sys/types.h>
@@ -36,6 +40,10 @@ inline const std::vector<std::string>& DefaultTempPatterns() {
   static const std::vector<std::string> patterns = {"*.tmp", "*.tmp.*", "*.tmp[0-9a-f]*"};
   return patterns;
 }
+
+// The largest fan-out (hex characters of the hashed key prefix): the range of the `fanout` key and
+// of FsOptions::Validate. NameCodec itself takes up to 16.
+inline constexpr int kMaxFanoutHexChars = 8;
 
 struct FsOptions {
   // Key prefix under which the filesystem lives: "" or "dir/" (a missing trailing '/' is added).
@@ -82,7 +90,8 @@ struct FsOptions {
   // Upper bound on cached lookups; beyond it expired entries are dropped, then all.
   size_t metadata_cache_max_entries = 1 << 20;
   // Hashed fan-out: keys are prefix + first N hex chars of a hash of the name + "/" + name.
-  // 0 = off. With fan-out on, the filesystem is flat (mkdir returns ENOTSUP).
+  // 0 = off; at most kMaxFanoutHexChars. With fan-out on, the filesystem is flat (mkdir returns
+  // ENOTSUP).
   int fanout_hex_chars = 0;
   // Subdirectories (mkdir, "/" in names of other tools' keys). Off: the namespace is flat, a
   // missed lookup costs one HEAD instead of a HEAD and a one-key LIST, and mkdir is ENOTSUP.
@@ -104,5 +113,9 @@ struct FsOptions {
   // Checks values and normalizes key_prefix. Errors name the offending setting.
   Status Validate();
 };
+
+// FsOptions as default-constructed: the defaults of the daemon's keys that configure the
+// filesystem.
+const FsOptions& DefaultFsOptions();
 
 }  // namespace kvfs

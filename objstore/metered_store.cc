@@ -5,18 +5,6 @@
 namespace kvfs {
 namespace {
 
-constexpr const char* kOpNames[] = {"HEAD",
-                                    "GET",
-                                    "PUT",
-                                    "UploadPart",
-                                    "CreateMultipartUpload",
-                                    "CompleteMultipartUpload",
-                                    "AbortMultipartUpload",
-                                    "LIST",
-                                    "DELETE",
-                                    "COPY"};
-static_assert(std::size(kOpNames) == MeteredStore::kNumOps);
-
 std::string Num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%g", v);
@@ -51,8 +39,8 @@ void LatencyHistogram::AppendPrometheus(const std::string& name, const std::stri
           std::to_string(count_.load(std::memory_order_relaxed)) + "\n";
 }
 
-void MeteredStore::Done(Op op, Clock::time_point start, const Status& st, uint64_t bytes) {
-  OpMetrics& m = ops_[op];
+void MeteredStore::Done(StoreOp op, Clock::time_point start, const Status& st, uint64_t bytes) {
+  OpMetrics& m = ops_[OpIndex(op)];
   m.latency.Observe(Clock::now() - start);
   if (st.ok()) {
     m.bytes.fetch_add(bytes, std::memory_order_relaxed);
@@ -67,23 +55,26 @@ std::string MeteredStore::Prometheus() const {
   std::string out;
   out += "# HELP kvfs_store_request_duration_seconds Object store operations, retries included.\n";
   out += "# TYPE kvfs_store_request_duration_seconds histogram\n";
-  for (int op = 0; op < kNumOps; op++) {
+  for (size_t op = 0; op < kNumStoreOps; op++) {
+    if (!kStoreOps[op].metered) continue;
     ops_[op].latency.AppendPrometheus("kvfs_store_request_duration_seconds",
-                                      std::string("op=\"") + kOpNames[op] + "\"", &out);
+                                      std::string("op=\"") + kStoreOps[op].name + "\"", &out);
   }
   out += "# HELP kvfs_store_get_first_byte_seconds Time from a GET's start to its first byte.\n";
   out += "# TYPE kvfs_store_get_first_byte_seconds histogram\n";
   get_first_byte_.AppendPrometheus("kvfs_store_get_first_byte_seconds", "op=\"GET\"", &out);
   out += "# HELP kvfs_store_bytes_total Bytes moved by successful operations.\n";
   out += "# TYPE kvfs_store_bytes_total counter\n";
-  for (Op op : {kGet, kPut, kUploadPart}) {
-    out += std::string("kvfs_store_bytes_total{op=\"") + kOpNames[op] + "\"} " +
+  for (size_t op = 0; op < kNumStoreOps; op++) {
+    if (!kStoreOps[op].metered || !kStoreOps[op].moves_bytes) continue;
+    out += std::string("kvfs_store_bytes_total{op=\"") + kStoreOps[op].name + "\"} " +
            std::to_string(ops_[op].bytes.load(std::memory_order_relaxed)) + "\n";
   }
   out += "# HELP kvfs_store_operation_errors_total Operations that failed after their retries.\n";
   out += "# TYPE kvfs_store_operation_errors_total counter\n";
-  for (int op = 0; op < kNumOps; op++) {
-    out += std::string("kvfs_store_operation_errors_total{op=\"") + kOpNames[op] + "\"} " +
+  for (size_t op = 0; op < kNumStoreOps; op++) {
+    if (!kStoreOps[op].metered) continue;
+    out += std::string("kvfs_store_operation_errors_total{op=\"") + kStoreOps[op].name + "\"} " +
            std::to_string(ops_[op].errors.load(std::memory_order_relaxed)) + "\n";
   }
   out += "# HELP kvfs_store_errors_by_kind_total Failed operations by kind of failure.\n";
@@ -97,18 +88,21 @@ std::string MeteredStore::Prometheus() const {
   return out;
 }
 
-Result<ObjectInfo> MeteredStore::Head(const std::string& key) {
-  const auto t0 = Clock::now();
-  Result<ObjectInfo> r = StoreWrapper::Head(key);
-  Done(kHead, t0, r.status());
-  return r;
+StoreWrapper::Interception MeteredStore::Begin(const Call& call) {
+  Interception ic;
+  if (!OpInfo(call.op).metered) return ic;
+  ic.end = [this, op = call.op, t0 = Clock::now()](const Status& st, uint64_t bytes) {
+    Done(op, t0, st, bytes);
+    return Status::OK();
+  };
+  return ic;
 }
 
-GetRequest MeteredStore::Timed(const GetRequest& req, Clock::time_point t0) {
+GetRequest MeteredStore::Timed(const GetRequest& req) {
   // The store reports the object's headers once per GET, as its first bytes arrive: that is
   // the time to first byte, whether the body then goes to a buffer or a sink.
   GetRequest timed = req;
-  timed.on_info = [this, t0, inner = req.on_info](const ObjectInfo& info) {
+  timed.on_info = [this, t0 = Clock::now(), inner = req.on_info](const ObjectInfo& info) {
     get_first_byte_.Observe(Clock::now() - t0);
     if (inner) inner(info);
   };
@@ -116,89 +110,11 @@ GetRequest MeteredStore::Timed(const GetRequest& req, Clock::time_point t0) {
 }
 
 void MeteredStore::GetAsync(const GetRequest& req, char* dst, GetCallback done) {
-  const auto t0 = Clock::now();
-  StoreWrapper::GetAsync(Timed(req, t0), dst,
-                         [this, t0, done = std::move(done)](Result<uint64_t> r) {
-                           Done(kGet, t0, r.status(), r.ok() ? *r : 0);
-                           done(std::move(r));
-                         });
+  StoreWrapper::GetAsync(Timed(req), dst, std::move(done));
 }
 
 void MeteredStore::GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) {
-  const auto t0 = Clock::now();
-  StoreWrapper::GetStreamAsync(Timed(req, t0), std::move(sink),
-                               [this, t0, done = std::move(done)](Result<uint64_t> r) {
-                                 Done(kGet, t0, r.status(), r.ok() ? *r : 0);
-                                 done(std::move(r));
-                               });
-}
-
-void MeteredStore::PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
-                            PutCallback done) {
-  const auto t0 = Clock::now();
-  const uint64_t n = body.length;
-  StoreWrapper::PutAsync(key, body, opts,
-                         [this, t0, n, done = std::move(done)](Result<ObjectInfo> r) {
-                           Done(kPut, t0, r.status(), n);
-                           done(std::move(r));
-                         });
-}
-
-Result<std::string> MeteredStore::CreateMultipartUpload(const std::string& key) {
-  const auto t0 = Clock::now();
-  Result<std::string> r = StoreWrapper::CreateMultipartUpload(key);
-  Done(kCreateMultipart, t0, r.status());
-  return r;
-}
-
-void MeteredStore::UploadPartAsync(const std::string& key, const std::string& upload_id,
-                                   int part_number, const Body& body, PartCallback done) {
-  const auto t0 = Clock::now();
-  const uint64_t n = body.length;
-  StoreWrapper::UploadPartAsync(key, upload_id, part_number, body,
-                                [this, t0, n, done = std::move(done)](Result<std::string> r) {
-                                  Done(kUploadPart, t0, r.status(), n);
-                                  done(std::move(r));
-                                });
-}
-
-Result<ObjectInfo> MeteredStore::CompleteMultipartUpload(const std::string& key,
-                                                         const std::string& upload_id,
-                                                         const std::vector<CompletedPart>& parts,
-                                                         const PutOptions& opts) {
-  const auto t0 = Clock::now();
-  Result<ObjectInfo> r = StoreWrapper::CompleteMultipartUpload(key, upload_id, parts, opts);
-  Done(kCompleteMultipart, t0, r.status());
-  return r;
-}
-
-Status MeteredStore::AbortMultipartUpload(const std::string& key, const std::string& upload_id) {
-  const auto t0 = Clock::now();
-  Status st = StoreWrapper::AbortMultipartUpload(key, upload_id);
-  Done(kAbortMultipart, t0, st);
-  return st;
-}
-
-Result<ListResult> MeteredStore::List(const ListRequest& req) {
-  const auto t0 = Clock::now();
-  Result<ListResult> r = StoreWrapper::List(req);
-  Done(kList, t0, r.status());
-  return r;
-}
-
-Status MeteredStore::Delete(const std::string& key) {
-  const auto t0 = Clock::now();
-  Status st = StoreWrapper::Delete(key);
-  Done(kDelete, t0, st);
-  return st;
-}
-
-Result<ObjectInfo> MeteredStore::Copy(const std::string& src_key, const std::string& dst_key,
-                                      const PutOptions& opts) {
-  const auto t0 = Clock::now();
-  Result<ObjectInfo> r = StoreWrapper::Copy(src_key, dst_key, opts);
-  Done(kCopy, t0, r.status());
-  return r;
+  StoreWrapper::GetStreamAsync(Timed(req), std::move(sink), std::move(done));
 }
 
 }  // namespace kvfs

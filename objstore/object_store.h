@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "objstore/store_stats.h"
 
 namespace kvfs {
 
@@ -107,19 +108,6 @@ struct UnfinishedUpload {
   std::string key;
   std::string upload_id;
   int64_t initiated_sec = 0;  // Unix time it was begun; 0 if the store did not say
-};
-
-// What a store has done, for `kvfs stats`. Stores that send no requests report zeros.
-struct StoreStats {
-  uint64_t requests = 0;   // requests sent, every attempt counted
-  uint64_t retries = 0;    // attempts repeated after a retryable failure (5xx, 429, network)
-  uint64_t errors = 0;     // operations that failed after their retries (not: absent keys,
-                           // lost conditional creates, cancellations)
-  uint64_t in_flight = 0;  // requests on the wire now
-  // Circuit breaker: times it opened, requests refused at once while open, open now (0/1).
-  uint64_t breaker_opens = 0;
-  uint64_t breaker_rejected = 0;
-  uint64_t breaker_open = 0;
 };
 
 class ObjectStore {

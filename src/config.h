@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "fs/fs_options.h"  // UnlinkPolicy, ExistsPolicy
+#include "fs/fs_options.h"  // UnlinkPolicy, ExistsPolicy, the filesystem keys' defaults
 #include "objstore/s3/s3_options.h"
 
 namespace kvfs {
@@ -27,6 +27,9 @@ enum class SourceKind { kNone, kS3, kDir };
 inline constexpr uint64_t kMiB = uint64_t{1} << 20;
 inline constexpr uint64_t kGiB = uint64_t{1} << 30;
 
+// The defaults of the keys that configure the filesystem are FsOptions' (fs/fs_options.h), so each
+// is written once; their ranges are in the key table (src/config_keys.cc), with the filesystem's
+// own limits taken from fs/ too (kMaxFanoutHexChars).
 struct KvfsConfig {
   // --- Where the chunks live (SOURCE, `source`, LMCache `remote_url`) ---
   SourceKind source_kind = SourceKind::kNone;
@@ -42,9 +45,10 @@ struct KvfsConfig {
   bool region_set = false;
 
   // --- Transfer sizes (read path / upload path) ---
-  uint64_t get_part_size = 16 * kMiB;        // ranged GET size on a miss
-  uint64_t multipart_threshold = 64 * kMiB;  // at or above: multipart upload
-  uint64_t multipart_part_size = 16 * kMiB;  // 5 MiB .. 5 GiB
+  uint64_t get_part_size = 16 * kMiB;  // ranged GET size on a miss
+  // At or above: multipart upload.
+  uint64_t multipart_threshold = DefaultFsOptions().multipart_threshold;
+  uint64_t multipart_part_size = DefaultFsOptions().multipart_part_size;  // 5 MiB .. 5 GiB
 
   // --- Local chunk cache ---
   std::string cache_dir;               // empty: DefaultCacheDir()
@@ -57,13 +61,15 @@ struct KvfsConfig {
 
   // --- Chunk files and names ---
   std::vector<uint64_t> chunk_sizes;  // allowed whole-chunk sizes; empty: any non-empty size
-  bool learn_chunk_sizes = false;  // FsOptions::learn_chunk_sizes; LMCache save_unfull_chunk: false
-  uint64_t max_chunk_bytes = 256 * kMiB;  // a write past this size fails with EFBIG
-  std::vector<std::string> temp_patterns = DefaultTempPatterns();  // fnmatch, kept local
-  // local: an engine's delete hides the chunk on this node only; remote only when asked for.
-  UnlinkPolicy unlink_policy = UnlinkPolicy::kLocal;
-  ExistsPolicy exists_policy = ExistsPolicy::kSameSizeOk;
-  int metadata_cache_ttl_secs = 30;  // positive and negative lookups; also the kernel timeouts
+  // FsOptions::learn_chunk_sizes; LMCache save_unfull_chunk: false
+  bool learn_chunk_sizes = DefaultFsOptions().learn_chunk_sizes;
+  // A write past this size fails with EFBIG.
+  uint64_t max_chunk_bytes = DefaultFsOptions().max_chunk_bytes;
+  std::vector<std::string> temp_patterns = DefaultFsOptions().temp_patterns;  // fnmatch, kept local
+  UnlinkPolicy unlink_policy = DefaultFsOptions().unlink_policy;
+  ExistsPolicy exists_policy = DefaultFsOptions().exists_policy;
+  // Positive and negative lookups; also the kernel timeouts.
+  int metadata_cache_ttl_secs = static_cast<int>(DefaultFsOptions().metadata_ttl_secs);
   // At mount, multipart uploads under the prefix begun longer ago than this are aborted (left by
   // writers or daemons that died mid-upload). 0: never.
   int stale_upload_age_secs = 3600;
@@ -74,16 +80,17 @@ struct KvfsConfig {
   bool core_dumps = false;
   // A name whose chunk is in the local cache is answered from it without waiting on the store
   // for this long after the store last confirmed it (revalidated in the background); 0: off.
-  int cached_chunk_trust_secs = 3600;
+  int cached_chunk_trust_secs = static_cast<int>(DefaultFsOptions().cached_chunk_trust_secs);
   // Each FUSE request that waits on the store ends within this, retries included (ETIMEDOUT);
   // LMCache's blocking_timeout_secs. 0: only operation_timeout_ms.
   int blocking_timeout = 30;
-  int fanout = 0;  // 0: off; else hex chars of hashed prefix (1..8)
+  // 0: off; else hex chars of the hashed prefix (1..kMaxFanoutHexChars).
+  int fanout = DefaultFsOptions().fanout_hex_chars;
   // Subdirectories (mkdir, keys with '/'). false: a flat chunk directory, where a missed lookup
   // costs one HEAD instead of a HEAD and a one-key LIST.
-  bool subdirectories = true;
+  bool subdirectories = DefaultFsOptions().subdirectories;
   // Send whole parts of a chunk while it is being written (multipart, completed at close).
-  bool upload_while_writing = true;
+  bool upload_while_writing = DefaultFsOptions().upload_while_writing;
 
   // --- The bounded shared tier (tier/, docs/bounded-tier.md); both 0: unbounded ---
   uint64_t store_capacity = 0;      // chunk bytes under the prefix, kept by all nodes together
@@ -91,7 +98,8 @@ struct KvfsConfig {
   int store_gc_interval_secs = 30;  // use records, status reads and collector passes
 
   // --- FUSE ---
-  bool page_cache = false;   // let the kernel cache chunk pages too (FsOptions::page_cache)
+  // Let the kernel cache chunk pages too (FsOptions::page_cache).
+  bool page_cache = DefaultFsOptions().page_cache;
   uint64_t statfs_size = 0;  // size statfs reports; 0: cache_size
   bool allow_other = false;  // also turns on default_permissions: the kernel checks the modes
   // Owner and permission bits of every chunk file and directory (no per-file ownership is kept):

@@ -160,7 +160,7 @@ std::vector<ConfigKey> BuildTable() {
       "cached_chunk_trust_secs", [](KvfsConfig & c) -> auto& { return c.cached_chunk_trust_secs; },
       1000, 0, 30 * 86'400));
   t.push_back(IntKey(
-      "fanout", [](KvfsConfig & c) -> auto& { return c.fanout; }, 0, 8));
+      "fanout", [](KvfsConfig & c) -> auto& { return c.fanout; }, 0, kMaxFanoutHexChars));
   t.push_back(BoolKey(
       "subdirectories", [](KvfsConfig & c) -> auto& { return c.subdirectories; }));
   t.push_back(BoolKey(

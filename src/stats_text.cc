@@ -5,58 +5,45 @@
 #include <vector>
 
 namespace kvfs {
-
-std::vector<StatRow> StatRows(const ReaderStats& r, const CacheStats& c, const StoreStats& s) {
-  return {
-      {"kvfs_read_opens", r.opens},
-      {"kvfs_read_hits", r.hits},
-      {"kvfs_read_misses", r.misses},
-      {"kvfs_read_shared_downloads", r.joins},
-      {"kvfs_read_streamed_opens", r.streamed},
-      {"kvfs_read_bytes_from_cache", r.bytes_from_cache},
-      {"kvfs_read_bytes_from_store", r.bytes_from_store},
-      {"kvfs_store_get_requests", r.get_requests},
-      {"kvfs_downloads_in_flight", r.fetches_in_flight},
-      {"kvfs_get_parts_in_flight", r.parts_in_flight},
-      {"kvfs_download_failures", r.fetch_failures},
-      {"kvfs_download_verify_failures", r.verify_failures},
-      {"kvfs_downloads_unverified", r.unverified},
-      {"kvfs_read_errors", r.read_errors},
-      {"kvfs_cache_entries", c.entries},
-      {"kvfs_cache_bytes", c.bytes},
-      {"kvfs_cache_capacity_bytes", c.capacity},
-      {"kvfs_cache_evictions", c.evictions},
-      {"kvfs_cache_bytes_evicted", c.bytes_evicted},
-      {"kvfs_cache_fills", c.fills},
-      {"kvfs_cache_fill_aborts", c.fill_aborts},
-      {"kvfs_cache_adopted_writes", c.adopted},
-      {"kvfs_cache_fill_rejected", c.fill_rejected},
-      {"kvfs_cache_recovered_entries", c.recovered},
-      {"kvfs_cache_recovery_dropped", c.recovery_dropped},
-      {"kvfs_cache_verify_failures", c.verify_failures},
-      {"kvfs_cache_open_failures", c.open_failures},
-      {"kvfs_store_requests", s.requests},
-      {"kvfs_store_retries", s.retries},
-      {"kvfs_store_errors", s.errors},
-      {"kvfs_store_requests_in_flight", s.in_flight},
-      {"kvfs_store_breaker_opens", s.breaker_opens},
-      {"kvfs_store_breaker_rejected", s.breaker_rejected},
-      {"kvfs_store_breaker_open", s.breaker_open},
-  };
-}
-
 namespace {
 
-// Values that go up and down; every other row only grows (a Prometheus counter).
-bool IsGauge(const std::string& name) {
-  for (const char* g : {"_in_flight", "kvfs_cache_entries", "kvfs_cache_bytes",
-                        "kvfs_cache_capacity_bytes", "kvfs_store_breaker_open"}) {
-    if (name.ends_with(g)) return true;
+// One printed statistic of a group: its name, kind and where its value sits in the group's struct.
+template <typename Stats>
+struct StatField {
+  const char* name;
+  StatKind kind;
+  uint64_t Stats::*value;
+};
+
+// The groups' lists (base/stat_list.h), as tables of fields, in the order `kvfs stats` prints them.
+#define KVFS_READER_FIELD(field, name, kind) {name, StatKind::kind, &ReaderStats::field},
+#define KVFS_CACHE_FIELD(field, name, kind) {name, StatKind::kind, &CacheStats::field},
+#define KVFS_STORE_FIELD(field, name, kind) {name, StatKind::kind, &StoreStats::field},
+constexpr StatField<ReaderStats> kReaderFields[] = {KVFS_READER_STATS(KVFS_READER_FIELD)};
+constexpr StatField<CacheStats> kCacheFields[] = {KVFS_CACHE_STATS(KVFS_CACHE_FIELD)};
+constexpr StatField<StoreStats> kStoreFields[] = {KVFS_STORE_STATS(KVFS_STORE_FIELD)};
+#undef KVFS_READER_FIELD
+#undef KVFS_CACHE_FIELD
+#undef KVFS_STORE_FIELD
+
+template <typename Stats, size_t N>
+void AppendRows(const Stats& stats, const StatField<Stats> (&fields)[N],
+                std::vector<StatRow>* out) {
+  for (const StatField<Stats>& f : fields) {
+    if (f.kind == StatKind::kInternal) continue;
+    out->push_back({f.name, stats.*f.value, f.kind == StatKind::kGauge});
   }
-  return false;
 }
 
 }  // namespace
+
+std::vector<StatRow> StatRows(const ReaderStats& r, const CacheStats& c, const StoreStats& s) {
+  std::vector<StatRow> rows;
+  AppendRows(r, kReaderFields, &rows);
+  AppendRows(c, kCacheFields, &rows);
+  AppendRows(s, kStoreFields, &rows);
+  return rows;
+}
 
 std::string FormatStats(const ReaderStats& r, const CacheStats& c, const StoreStats& s) {
   std::string out;
@@ -69,10 +56,9 @@ std::string FormatStats(const ReaderStats& r, const CacheStats& c, const StoreSt
 std::string FormatPrometheus(const ReaderStats& r, const CacheStats& c, const StoreStats& s) {
   std::string out;
   for (const StatRow& row : StatRows(r, c, s)) {
-    const bool gauge = IsGauge(row.name);
     // Prometheus names counters ..._total.
-    const std::string name = gauge ? row.name : row.name + "_total";
-    out += "# TYPE " + name + (gauge ? " gauge\n" : " counter\n");
+    const std::string name = row.gauge ? row.name : row.name + "_total";
+    out += "# TYPE " + name + (row.gauge ? " gauge\n" : " counter\n");
     out += name + " " + std::to_string(row.value) + "\n";
   }
   return out;

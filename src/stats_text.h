@@ -1,5 +1,8 @@
 // The text `kvfs stats MOUNTPOINT` prints: one "name value" pair a line (Prometheus-like, easy to
 // grep and to scrape). Pure function; thread-safe.
+//
+// The statistics, their names and kinds come from the groups' lists (base/stat_list.h):
+// fs/read/reader_stats.h, cache/cache_stats.h, objstore/store_stats.h. Nothing here names one.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +18,7 @@ namespace kvfs {
 struct StatRow {
   std::string name;
   uint64_t value;
+  bool gauge;  // goes up and down (StatKind::kGauge); else a counter
 };
 // Every statistic of a mount, in the order `kvfs stats` prints them.
 std::vector<StatRow> StatRows(const ReaderStats& reader, const CacheStats& cache,
@@ -24,7 +28,7 @@ std::string FormatStats(const ReaderStats& reader, const CacheStats& cache,
                         const StoreStats& store);
 
 // The same statistics in the Prometheus text format (metrics_listen): counters get the _total
-// suffix, gauges (in flight, cache bytes and entries, breaker open) keep their names.
+// suffix, gauges (kGauge in their lists) keep their names.
 std::string FormatPrometheus(const ReaderStats& reader, const CacheStats& cache,
                              const StoreStats& store);
 

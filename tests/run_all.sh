@@ -42,7 +42,7 @@ cmake -S "$ROOT" -B "$ROOT/build-release" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDeb
   -DKVFS_BUILD_TESTS=OFF >/dev/null
 ninja -C "$ROOT/build-release" -j"$JOBS" kvfs
 # Nothing test-only in the shipped binary (the S3 admin helpers, the fakes): nm, issue 12.
-bash "$ROOT/tests/daemon/no_test_code.sh" "$ROOT/build-release/kvfs"
+bash "$ROOT/tests/src/no_test_code.sh" "$ROOT/build-release/kvfs"
 # The .deb of that build: install, mount -t fuse.kvfs and from fstab, use, purge (issue 15).
 say "package: build, install, mount, purge (tests/ci/deb_install_test.sh)"
 KVFS_DEB_BUILD_DIR="$ROOT/build-release" bash "$ROOT/tests/ci/deb_install_test.sh"

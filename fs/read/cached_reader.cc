@@ -131,23 +131,6 @@ std::optional<ChunkReader::LocalCopyInfo> CachedReader::LocalCopy(const std::str
   return LocalCopyInfo{p->size, p->etag, p->fill_time_sec};
 }
 
-ReaderStats CachedReader::Stats() const {
-  ReaderStats s;
-  s.opens = counters_.opens;
-  s.hits = counters_.hits;
-  s.misses = counters_.misses;
-  s.joins = counters_.joins;
-  s.streamed = counters_.streamed;
-  s.bytes_from_cache = counters_.bytes_from_cache;
-  s.bytes_from_store = counters_.bytes_from_store;
-  s.get_requests = counters_.get_requests;
-  s.fetches_in_flight = counters_.fetches_in_flight;
-  s.parts_in_flight = counters_.parts_in_flight;
-  s.fetch_failures = counters_.fetch_failures;
-  s.verify_failures = counters_.verify_failures;
-  s.unverified = counters_.unverified;
-  s.read_errors = counters_.read_errors;
-  return s;
-}
+ReaderStats CachedReader::Stats() const { return counters_.Snapshot(); }
 
 }  // namespace kvfs

@@ -24,6 +24,7 @@
 #include "cache/chunk_cache.h"
 #include "fs/read/chunk_reader.h"
 #include "fs/read/fetch_context.h"
+#include "fs/read/reader_stats.h"
 #include "fs/read/work_pool.h"
 #include "objstore/object_store.h"
 
@@ -40,23 +41,6 @@ struct CachedReaderOptions {
   int write_threads = 2;
   // `verify`: see FetchContext::verify.
   bool verify = true;
-};
-
-struct ReaderStats {
-  uint64_t opens = 0;
-  uint64_t hits = 0;
-  uint64_t misses = 0;
-  uint64_t joins = 0;
-  uint64_t streamed = 0;
-  uint64_t bytes_from_cache = 0;
-  uint64_t bytes_from_store = 0;
-  uint64_t get_requests = 0;
-  uint64_t fetches_in_flight = 0;
-  uint64_t parts_in_flight = 0;
-  uint64_t fetch_failures = 0;
-  uint64_t verify_failures = 0;
-  uint64_t unverified = 0;
-  uint64_t read_errors = 0;
 };
 
 class CachedReader : public ChunkReader, private FetchOwner {

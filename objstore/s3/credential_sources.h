@@ -25,6 +25,8 @@
 #include <memory>
 #include <string>
 
+#include "objstore/s3/credential_fetch.h"    // the sources' fetches
+#include "objstore/s3/credential_process.h"  // credential_process
 #include "objstore/s3/credential_provider.h"
 #include "objstore/s3/s3_options.h"
 
@@ -34,33 +36,5 @@ namespace kvfs::s3 {
 // does: kPermissionDenied listing every source tried and why (names of variables and files, never
 // values).
 Result<std::shared_ptr<CredentialProvider>> ResolveCredentialProvider(const S3Options& options);
-
-// The sources' fetches, exposed for tests. Each names its endpoint in its errors.
-CredentialFetch ImdsFetch(const std::string& endpoint, bool allow_v1);
-CredentialFetch ContainerFetch(const std::string& uri, const std::string& token_file,
-                               const std::string& token);
-CredentialFetch AssumeRoleFetch(const std::string& sts_endpoint, const std::string& region,
-                                const std::string& role_arn, const std::string& session_name,
-                                const std::string& external_id,
-                                std::shared_ptr<CredentialProvider> source);
-// `command` through /bin/sh in a process group of its own; killed with its group past
-// `timeout_ms`. Messages name `what` ("credential_process of profile NAME"), never the command.
-CredentialFetch ProcessFetch(const std::string& command, const std::string& what, int timeout_ms);
-
-// Where an S3 Express One Zone directory bucket's CreateSession goes (GET BUCKET/?session on its
-// zonal endpoint), and the TLS settings of the store.
-struct ExpressSessionTarget {
-  std::string url;            // ".../?session"
-  std::string host;           // Host header
-  std::string canonical_uri;  // "/" (virtual-hosted) or "/bucket" (path style, emulators)
-  std::string region;
-  std::string ca_bundle;
-  bool verify_tls = true;
-};
-// The session credentials (5 minutes) CreateSession hands out, asked for with `base` (IAM).
-CredentialFetch ExpressSessionFetch(const ExpressSessionTarget& target,
-                                    std::shared_ptr<CredentialProvider> base);
-CredentialFetch WebIdentityFetch(const std::string& sts_endpoint, const std::string& role_arn,
-                                 const std::string& session_name, const std::string& token_file);
 
 }  // namespace kvfs::s3

@@ -18,7 +18,8 @@
 //  - By default a failed call never reaches the wrapped store. With `after_target` the call runs
 //    on the wrapped store first and then reports the error: a "lost reply" (the PUT happened but
 //    the caller saw a failure), to test idempotent retries.
-//  - Keys matched by `key_contains`: the object key of the call; the prefix for List; either the
+//  - Keys matched by `key_contains`: the object key of the call; the prefix for List and
+//    ListUnfinishedUploads; either the
 //    source or the destination key for Copy; "" for CheckAccess.
 //  - Delays sleep on the calling thread before the call is forwarded (also for ...Async calls);
 //    they are for provoking races and time limits, never for asserting timings.
@@ -46,20 +47,9 @@ namespace kvfs {
 
 class FaultStore : public StoreWrapper {
  public:
-  enum class Op : int {
-    kCheckAccess,
-    kHead,
-    kGet,
-    kPut,
-    kCreateMultipart,
-    kUploadPart,
-    kCompleteMultipart,
-    kAbortMultipart,
-    kList,
-    kDelete,
-    kCopy,
-    kNumOps,  // not an op: the count
-  };
+  // The operations of objstore/store_ops.h (FaultStore::Op::kGet): every one of them can be
+  // faulted, delayed and counted, a new one with no change here.
+  using Op = StoreOp;
   static constexpr int kForever = -1;
 
   struct Fault {
@@ -89,34 +79,19 @@ class FaultStore : public StoreWrapper {
   uint64_t Calls(Op op) const;
   void ResetCalls();
 
-  // --- ObjectStore ---
-  Status CheckAccess() override;
-  Result<ObjectInfo> Head(const std::string& key) override;
+  // --- ObjectStore: what differs from StoreWrapper's forwarding ---
+  // Truncates and corrupts GETs (the faults and delays of every operation are applied in Begin).
   void GetAsync(const GetRequest& req, char* dst, GetCallback done) override;
   // Through GetAsync (buffered), so that the faults and mangles above apply to streamed GETs too.
   void GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) override {
     ObjectStore::GetStreamAsync(req, std::move(sink), std::move(done));
   }
-  void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
-                PutCallback done) override;
-  Result<std::string> CreateMultipartUpload(const std::string& key) override;
-  void UploadPartAsync(const std::string& key, const std::string& upload_id, int part_number,
-                       const Body& body, PartCallback done) override;
-  Result<ObjectInfo> CompleteMultipartUpload(const std::string& key, const std::string& upload_id,
-                                             const std::vector<CompletedPart>& parts,
-                                             const PutOptions& opts) override;
-  Status AbortMultipartUpload(const std::string& key, const std::string& upload_id) override;
-  Result<ListResult> List(const ListRequest& req) override;
-  Status Delete(const std::string& key) override;
-  Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
-                          const PutOptions& opts) override;
+
+ protected:
+  // Counts the call, sleeps its delay and applies the fault, if any, for its key(s).
+  Interception Begin(const Call& call) override EXCLUDES(mu_);
 
  private:
-  // What to do with one call, decided under the lock when the call starts.
-  struct Decision {
-    std::optional<Status> error;  // set: fail the call with this
-    bool after_target = false;
-  };
   struct GetMangle {
     int count;
     uint64_t keep_bytes;  // truncation; max for corruption only
@@ -124,22 +99,14 @@ class FaultStore : public StoreWrapper {
     std::string key_contains;
   };
 
-  // Counts the call, sleeps its delay and picks the fault, if any, for `key` (and `key2`).
-  Decision Begin(Op op, const std::string& key, const std::string& key2 = "") EXCLUDES(mu_);
   // The truncation / corruption for a GET of key, consumed now; nullopt if none.
   std::optional<GetMangle> TakeGetMangle(const std::string& key) EXCLUDES(mu_);
 
-  template <typename T>
-  static Result<T> Finish(const Decision& d, Result<T> r) {
-    if (d.error) return *d.error;
-    return r;
-  }
-
   mutable Mutex mu_;
-  std::array<std::deque<Fault>, static_cast<size_t>(Op::kNumOps)> faults_ GUARDED_BY(mu_);
-  std::array<std::chrono::milliseconds, static_cast<size_t>(Op::kNumOps)> delays_ GUARDED_BY(mu_){};
+  std::array<std::deque<Fault>, kNumStoreOps> faults_ GUARDED_BY(mu_);
+  std::array<std::chrono::milliseconds, kNumStoreOps> delays_ GUARDED_BY(mu_){};
   std::deque<GetMangle> get_mangles_ GUARDED_BY(mu_);
-  std::array<std::atomic<uint64_t>, static_cast<size_t>(Op::kNumOps)> calls_{};
+  std::array<std::atomic<uint64_t>, kNumStoreOps> calls_{};
 };
 
 }  // namespace kvfs

@@ -69,7 +69,7 @@ std::string MemoryStore::NextEtagLocked(const std::string& data) {
 }
 
 Result<ObjectInfo> MemoryStore::Head(const std::string& key) {
-  counters_.head++;
+  Count(StoreOp::kHead);
   MutexLock l(&mu_);
   auto it = objects_.find(key);
   if (it == objects_.end()) return Status::NotFound("no such key: " + key);
@@ -77,7 +77,7 @@ Result<ObjectInfo> MemoryStore::Head(const std::string& key) {
 }
 
 void MemoryStore::GetAsync(const GetRequest& req, char* dst, GetCallback done) {
-  counters_.get++;
+  Count(StoreOp::kGet);
   std::optional<ObjectInfo> info;
   Result<uint64_t> result = [&]() -> Result<uint64_t> {
     MutexLock l(&mu_);
@@ -99,7 +99,7 @@ void MemoryStore::GetAsync(const GetRequest& req, char* dst, GetCallback done) {
 
 void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
                            PutCallback done) {
-  counters_.put++;
+  Count(StoreOp::kPut);
   Result<ObjectInfo> result = [&]() -> Result<ObjectInfo> {
     KVFS_RETURN_IF_ERROR(CheckKey(key));
     KVFS_ASSIGN_OR_RETURN(std::string data, ReadBody(body));
@@ -118,7 +118,7 @@ void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOp
 }
 
 Result<std::string> MemoryStore::CreateMultipartUpload(const std::string& key) {
-  counters_.create_mpu++;
+  Count(StoreOp::kCreateMultipart);
   KVFS_RETURN_IF_ERROR(CheckKey(key));
   MutexLock l(&mu_);
   std::string id = "upload-" + std::to_string(next_id_++);
@@ -129,6 +129,7 @@ Result<std::string> MemoryStore::CreateMultipartUpload(const std::string& key) {
 
 Result<std::vector<UnfinishedUpload>> MemoryStore::ListUnfinishedUploads(
     const std::string& prefix) {
+  Count(StoreOp::kListUnfinishedUploads);
   MutexLock l(&mu_);
   std::vector<UnfinishedUpload> out;
   for (const auto& [id, u] : uploads_) {
@@ -139,7 +140,7 @@ Result<std::vector<UnfinishedUpload>> MemoryStore::ListUnfinishedUploads(
 
 void MemoryStore::UploadPartAsync(const std::string& key, const std::string& upload_id,
                                   int part_number, const Body& body, PartCallback done) {
-  counters_.upload_part++;
+  Count(StoreOp::kUploadPart);
   Result<std::string> result = [&]() -> Result<std::string> {
     if (part_number < 1 || part_number > 10000) {
       return Status::InvalidArgument("part number out of range: " + std::to_string(part_number));
@@ -162,7 +163,7 @@ Result<ObjectInfo> MemoryStore::CompleteMultipartUpload(const std::string& key,
                                                         const std::string& upload_id,
                                                         const std::vector<CompletedPart>& parts,
                                                         const PutOptions& opts) {
-  counters_.complete_mpu++;
+  Count(StoreOp::kCompleteMultipart);
   MutexLock l(&mu_);
   auto it = uploads_.find(upload_id);
   if (it == uploads_.end() || it->second.key != key) {
@@ -198,7 +199,7 @@ Result<ObjectInfo> MemoryStore::CompleteMultipartUpload(const std::string& key,
 }
 
 Status MemoryStore::AbortMultipartUpload(const std::string& key, const std::string& upload_id) {
-  counters_.abort_mpu++;
+  Count(StoreOp::kAbortMultipart);
   MutexLock l(&mu_);
   auto it = uploads_.find(upload_id);
   if (it == uploads_.end() || it->second.key != key) {
@@ -209,7 +210,7 @@ Status MemoryStore::AbortMultipartUpload(const std::string& key, const std::stri
 }
 
 Result<ListResult> MemoryStore::List(const ListRequest& req) {
-  counters_.list++;
+  Count(StoreOp::kList);
   if (req.max_keys <= 0) return Status::InvalidArgument("max_keys must be positive");
   MutexLock l(&mu_);
   ListResult out;
@@ -257,7 +258,7 @@ Result<ListResult> MemoryStore::List(const ListRequest& req) {
 }
 
 Status MemoryStore::Delete(const std::string& key) {
-  counters_.del++;
+  Count(StoreOp::kDelete);
   MutexLock l(&mu_);
   objects_.erase(key);
   return Status::OK();
@@ -265,7 +266,7 @@ Status MemoryStore::Delete(const std::string& key) {
 
 Result<ObjectInfo> MemoryStore::Copy(const std::string& src_key, const std::string& dst_key,
                                      const PutOptions& opts) {
-  counters_.copy++;
+  Count(StoreOp::kCopy);
   KVFS_RETURN_IF_ERROR(CheckKey(dst_key));
   MutexLock l(&mu_);
   auto it = objects_.find(src_key);
@@ -320,6 +321,12 @@ size_t MemoryStore::ObjectCount() const {
 size_t MemoryStore::PendingUploadCount() const {
   MutexLock l(&mu_);
   return uploads_.size();
+}
+
+uint64_t MemoryStore::Requests() const {
+  uint64_t n = 0;
+  for (const auto& c : calls_) n += c.load();
+  return n;
 }
 
 void MemoryStore::SetMinPartSize(uint64_t bytes) {

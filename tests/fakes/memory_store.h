@@ -9,6 +9,7 @@
 // Thread-safe: one mutex guards all state; callbacks run after it is released.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -20,21 +21,19 @@
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "objstore/object_store.h"
+#include "objstore/store_ops.h"
 
 namespace kvfs {
 
 class MemoryStore : public ObjectStore {
  public:
-  // Counts of requests served, for tests that check how many requests an operation costs.
-  struct Counters {
-    std::atomic<uint64_t> head{0}, get{0}, put{0}, list{0}, del{0}, copy{0};
-    std::atomic<uint64_t> create_mpu{0}, upload_part{0}, complete_mpu{0}, abort_mpu{0};
-  };
-
   MemoryStore() = default;
 
   std::string Describe() const override { return "mem://"; }
-  Status CheckAccess() override { return Status::OK(); }
+  Status CheckAccess() override {
+    Count(StoreOp::kCheckAccess);
+    return Status::OK();
+  }
   Result<ObjectInfo> Head(const std::string& key) override;
   void GetAsync(const GetRequest& req, char* dst, GetCallback done) override;
   void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
@@ -69,7 +68,10 @@ class MemoryStore : public ObjectStore {
   size_t PendingUploadCount() const;
   // Minimum size of every part but the last (S3: 5 MiB). Default 0 so tests can use tiny parts.
   void SetMinPartSize(uint64_t bytes);
-  Counters& counters() { return counters_; }
+  // Requests served of one operation (objstore/store_ops.h), for tests that check how many
+  // requests an operation costs; Requests(): of all operations.
+  uint64_t Calls(StoreOp op) const { return calls_[OpIndex(op)].load(); }
+  uint64_t Requests() const;
 
  private:
   struct Object {
@@ -97,7 +99,8 @@ class MemoryStore : public ObjectStore {
   std::map<std::string, Upload> uploads_ GUARDED_BY(mu_);
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
   uint64_t min_part_size_ GUARDED_BY(mu_) = 0;
-  Counters counters_;
+  void Count(StoreOp op) { calls_[OpIndex(op)].fetch_add(1); }
+  std::array<std::atomic<uint64_t>, kNumStoreOps> calls_{};
 };
 
 // A fresh, empty in-memory store.

@@ -100,12 +100,12 @@ TEST_F(LearnChunkSizesTest, AFreshNodeAsksTheStoreOncePerPattern) {
   mem_->PutObject("p/" + Name('a'), std::string(16, 'A'));  // written by another node
   Mount();
   EXPECT_EQ(ToErrno(WriteFile(Name('b'), std::string(8, 'B'))), EINVAL);
-  EXPECT_EQ(mem_->counters().list.load(), 1u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kList), 1u);
   EXPECT_TRUE(WriteFile(Name('c'), std::string(16, 'C')).ok());
   EXPECT_EQ(ToErrno(WriteFile(Name('d'), std::string(8, 'D'))), EINVAL);
   EXPECT_TRUE(WriteFile(Name('e', "fp8"), std::string(8, 'E')).ok());  // nothing of it stored
   EXPECT_TRUE(WriteFile(Name('f', "fp8"), std::string(8, 'F')).ok());
-  EXPECT_EQ(mem_->counters().list.load(), 2u);  // one per pattern
+  EXPECT_EQ(mem_->Calls(StoreOp::kList), 2u);  // one per pattern
 }
 
 TEST_F(LearnChunkSizesTest, OwnUploadsTeachAndOnlyTheSamePatternIsChecked) {
@@ -202,7 +202,7 @@ TEST_F(LearnChunkSizesTest, NamesWithoutAHashAreNotCheckedAndCostNoRequest) {
   Mount();
   ASSERT_TRUE(WriteFile("chunk-0001.bin", std::string(16, 'A')).ok());
   EXPECT_TRUE(WriteFile("chunk-0002.bin", std::string(8, 'B')).ok());
-  EXPECT_EQ(mem_->counters().list.load(), 0u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kList), 0u);
 }
 
 TEST_F(LearnChunkSizesTest, OffByDefaultAndExplicitChunkSizesWin) {

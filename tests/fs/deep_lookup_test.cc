@@ -35,8 +35,9 @@ class DeepLookupTest : public FsTestBase {
     return e;
   }
   uint64_t Requests() {
-    auto& c = mem_->counters();
-    return c.head + c.get + c.list + c.put + c.del + c.copy;
+    return mem_->Calls(StoreOp::kHead) + mem_->Calls(StoreOp::kGet) +
+           mem_->Calls(StoreOp::kList) + mem_->Calls(StoreOp::kPut) +
+           mem_->Calls(StoreOp::kDelete) + mem_->Calls(StoreOp::kCopy);
   }
 };
 
@@ -56,7 +57,7 @@ TEST_F(DeepLookupTest, ExistingChunkCostsOneRequestWhateverItsDepth) {
   // Before: a HEAD and a one-key LIST per unseen directory and a HEAD per chunk (~5 each).
   // The root's "kv" and the model directory are looked up once for all chunks.
   EXPECT_LE(Requests() - before, kChunks + 2u);
-  EXPECT_EQ(mem_->counters().head, 0u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kHead), 0u);
   const std::vector<std::string> seven = ChunkPath(7);
   auto dir = LookupPath({seven.begin(), seven.end() - 1});
   ASSERT_TRUE(dir.ok());

@@ -38,16 +38,16 @@ TEST_F(DirListingCacheTest, MissesTriggerOneListingThenAnswerLocally) {
   EXPECT_FALSE(c.KnownMissing("p/m1"));  // nothing listed yet: ask the store
   c.NoteMiss("p/m1");
   c.NoteMiss("p/m2");
-  EXPECT_EQ(store_->counters().list.load(), 0u);
+  EXPECT_EQ(store_->Calls(StoreOp::kList), 0u);
   c.NoteMiss("p/m3");
-  EXPECT_EQ(store_->counters().list.load(), 1u);
+  EXPECT_EQ(store_->Calls(StoreOp::kList), 1u);
   EXPECT_EQ(c.listings(), 1u);
   EXPECT_TRUE(c.KnownMissing("p/m4"));
   EXPECT_FALSE(c.KnownMissing("p/present"));  // a file
   EXPECT_FALSE(c.KnownMissing("p/sub"));      // a directory
   EXPECT_FALSE(c.KnownMissing("q/other"));    // another directory was never listed
   c.NoteMiss("p/m5");                         // answered by the fresh listing: no new LIST
-  EXPECT_EQ(store_->counters().list.load(), 1u);
+  EXPECT_EQ(store_->Calls(StoreOp::kList), 1u);
 }
 
 TEST_F(DirListingCacheTest, AnEmptyDirectoryAnswersForEverythingBelowIt) {
@@ -57,7 +57,7 @@ TEST_F(DirListingCacheTest, AnEmptyDirectoryAnswersForEverythingBelowIt) {
   EXPECT_TRUE(c.KnownMissing("p/model/a/b/c.bin"));  // any depth below
   EXPECT_FALSE(c.KnownMissing("p/model"));           // the directory itself: not known here
   EXPECT_FALSE(c.KnownMissing("p/other/x"));
-  EXPECT_EQ(store_->counters().list.load(), 0u);
+  EXPECT_EQ(store_->Calls(StoreOp::kList), 0u);
   now_ += seconds(30);
   EXPECT_FALSE(c.KnownMissing("p/model/a/b/c.bin"));  // expired with the TTL
 }
@@ -84,9 +84,9 @@ TEST_F(DirListingCacheTest, LargeDirectoriesAreNotListed) {
   DirListingCache c = Make(/*max_entries=*/3);
   for (int i = 0; i < 3; ++i) c.NoteMiss("p/m" + std::to_string(i));
   EXPECT_FALSE(c.KnownMissing("p/m9"));
-  uint64_t lists = store_->counters().list.load();
+  uint64_t lists = store_->Calls(StoreOp::kList);
   for (int i = 0; i < 10; ++i) c.NoteMiss("p/n" + std::to_string(i));
-  EXPECT_EQ(store_->counters().list.load(), lists);  // not retried within the TTL
+  EXPECT_EQ(store_->Calls(StoreOp::kList), lists);  // not retried within the TTL
 }
 
 TEST_F(DirListingCacheTest, ZeroTtlDisables) {
@@ -95,7 +95,7 @@ TEST_F(DirListingCacheTest, ZeroTtlDisables) {
   DirListingCache c(store_, o);
   for (int i = 0; i < 20; ++i) c.NoteMiss("p/m" + std::to_string(i));
   EXPECT_FALSE(c.KnownMissing("p/x"));
-  EXPECT_EQ(store_->counters().list.load(), 0u);
+  EXPECT_EQ(store_->Calls(StoreOp::kList), 0u);
 }
 
 // A server whose listing never ends (the same page again with a new or the same token) must not

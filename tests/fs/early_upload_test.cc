@@ -33,7 +33,6 @@ class EarlyUploadTest : public FsTestBase {
     options_.max_chunk_bytes = 1 << 20;
     Mount();
   }
-  MemoryStore::Counters& counts() { return mem_->counters(); }
 };
 
 TEST_F(EarlyUploadTest, PartsGoOutBeforeCloseAndTheObjectOnlyAtClose) {
@@ -41,13 +40,13 @@ TEST_F(EarlyUploadTest, PartsGoOutBeforeCloseAndTheObjectOnlyAtClose) {
   uint64_t fh = CreateForWrite("c");
   // Written in pieces, as FUSE delivers one big write().
   for (uint64_t off = 0; off < data.size(); off += 100) WriteAt(fh, off, data.substr(off, 100));
-  EXPECT_EQ(counts().create_mpu.load(), 1u);
-  EXPECT_EQ(counts().upload_part.load(), 3u);  // the three whole parts, before close
-  EXPECT_EQ(mem_->ObjectCount(), 0u);          // nothing visible yet
+  EXPECT_EQ(mem_->Calls(StoreOp::kCreateMultipart), 1u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kUploadPart), 3u);  // the three whole parts, before close
+  EXPECT_EQ(mem_->ObjectCount(), 0u);                // nothing visible yet
   ASSERT_TRUE(CloseHandle(fh).ok());
-  EXPECT_EQ(counts().upload_part.load(), 4u);  // + the tail at close
-  EXPECT_EQ(counts().complete_mpu.load(), 1u);
-  EXPECT_EQ(counts().put.load(), 0u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kUploadPart), 4u);  // + the tail at close
+  EXPECT_EQ(mem_->Calls(StoreOp::kCompleteMultipart), 1u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kPut), 0u);
   EXPECT_EQ(mem_->GetObject("p/c"), data);
   EXPECT_EQ(mem_->PendingUploadCount(), 0u);
   EXPECT_EQ(*ReadFile("c"), data);
@@ -65,11 +64,11 @@ TEST_F(EarlyUploadTest, PiecesArrivingOutOfOrderStillSendPartsEarly) {
       if (off < data.size()) WriteAt(fh, off, data.substr(off, kPiece));
     }
   }
-  EXPECT_EQ(counts().upload_part.load(), 3u);  // every whole part, before close
+  EXPECT_EQ(mem_->Calls(StoreOp::kUploadPart), 3u);  // every whole part, before close
   EXPECT_EQ(mem_->ObjectCount(), 0u);
   ASSERT_TRUE(CloseHandle(fh).ok());
-  EXPECT_EQ(counts().complete_mpu.load(), 1u);
-  EXPECT_EQ(counts().abort_mpu.load(), 0u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kCompleteMultipart), 1u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kAbortMultipart), 0u);
   EXPECT_EQ(mem_->GetObject("p/od"), data);
 }
 
@@ -80,9 +79,9 @@ TEST_F(EarlyUploadTest, ScatteredWritesFallBackToTheUploadAtClose) {
   uint64_t fh = CreateForWrite("sc");
   for (uint64_t off = 1; off < data.size(); off += 2) WriteAt(fh, off, data.substr(off, 1));
   for (uint64_t off = 0; off < data.size(); off += 2) WriteAt(fh, off, data.substr(off, 1));
-  EXPECT_EQ(counts().upload_part.load(), 0u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kUploadPart), 0u);
   ASSERT_TRUE(CloseHandle(fh).ok());
-  EXPECT_EQ(counts().put.load(), 1u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kPut), 1u);
   EXPECT_EQ(mem_->GetObject("p/sc"), data);
   EXPECT_EQ(mem_->PendingUploadCount(), 0u);
 }
@@ -97,7 +96,7 @@ TEST_F(EarlyUploadTest, ARejectedChunkClosesWithoutWaitingForItsAbort) {
   Mount();
   uint64_t fh = CreateForWrite("x");
   WriteAt(fh, 0, Bytes(2 * kPart + 10, 5));
-  ASSERT_EQ(counts().upload_part.load(), 2u);
+  ASSERT_EQ(mem_->Calls(StoreOp::kUploadPart), 2u);
   const int64_t start = MonotonicMs();
   Status st;
   {
@@ -140,8 +139,8 @@ TEST_F(EarlyUploadTest, ACompletionPastTheDeadlineIsNotUploadedAgain) {
 
 TEST_F(EarlyUploadTest, SmallFilesStayOnePut) {
   ASSERT_TRUE(WriteFile("s", Bytes(kPart - 1, 2)).ok());
-  EXPECT_EQ(counts().create_mpu.load(), 0u);
-  EXPECT_EQ(counts().put.load(), 1u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kCreateMultipart), 0u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kPut), 1u);
   EXPECT_EQ(mem_->GetObject("p/s"), Bytes(kPart - 1, 2));
 }
 
@@ -149,12 +148,12 @@ TEST_F(EarlyUploadTest, RewriteBehindSentPartsUploadsTheFinalBytes) {
   std::string data = Bytes(2 * kPart + 10, 3);
   uint64_t fh = CreateForWrite("r");
   WriteAt(fh, 0, data);
-  ASSERT_GE(counts().upload_part.load(), 1u);
+  ASSERT_GE(mem_->Calls(StoreOp::kUploadPart), 1u);
   data[5] = 'X';  // back into part 1, already sent
   WriteAt(fh, 5, "X");
   ASSERT_TRUE(CloseHandle(fh).ok());
   EXPECT_EQ(mem_->GetObject("p/r"), data);
-  EXPECT_EQ(counts().abort_mpu.load(), 1u);  // the early upload was dropped
+  EXPECT_EQ(mem_->Calls(StoreOp::kAbortMultipart), 1u);  // the early upload was dropped
   EXPECT_EQ(mem_->PendingUploadCount(), 0u);
 }
 
@@ -176,11 +175,11 @@ TEST_F(EarlyUploadTest, PartialChunkIsRejectedAndItsUploadAborted) {
   Mount();
   uint64_t fh = CreateForWrite("p");
   WriteAt(fh, 0, Bytes(3 * kPart, 5));  // three parts sent, the chunk never completed
-  EXPECT_EQ(counts().upload_part.load(), 3u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kUploadPart), 3u);
   EXPECT_EQ(ToErrno(CloseHandle(fh)), EINVAL);
   EXPECT_EQ(mem_->ObjectCount(), 0u);
   EXPECT_EQ(mem_->PendingUploadCount(), 0u);
-  EXPECT_EQ(counts().abort_mpu.load(), 1u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kAbortMultipart), 1u);
 }
 
 TEST_F(EarlyUploadTest, RenamedBeforeCloseIsStoredUnderTheNewNameOnly) {
@@ -197,7 +196,7 @@ TEST_F(EarlyUploadTest, RenamedBeforeCloseIsStoredUnderTheNewNameOnly) {
 TEST_F(EarlyUploadTest, TempFilesAreNotSentEarly) {
   uint64_t fh = CreateForWrite("x.tmp");
   WriteAt(fh, 0, Bytes(3 * kPart, 7));
-  EXPECT_EQ(counts().create_mpu.load(), 0u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kCreateMultipart), 0u);
   ASSERT_TRUE(CloseHandle(fh).ok());
   ASSERT_TRUE(fs_->Rename(1, "x.tmp", 1, "x", 0).ok());
   EXPECT_EQ(mem_->GetObject("p/x"), Bytes(3 * kPart, 7));
@@ -209,9 +208,9 @@ TEST_F(EarlyUploadTest, OffMeansNothingBeforeClose) {
   Mount();
   uint64_t fh = CreateForWrite("o");
   WriteAt(fh, 0, Bytes(3 * kPart, 8));
-  EXPECT_EQ(counts().upload_part.load(), 0u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kUploadPart), 0u);
   ASSERT_TRUE(CloseHandle(fh).ok());
-  EXPECT_EQ(counts().put.load(), 1u);  // below multipart_threshold: one PUT
+  EXPECT_EQ(mem_->Calls(StoreOp::kPut), 1u);  // below multipart_threshold: one PUT
   EXPECT_EQ(mem_->GetObject("p/o"), Bytes(3 * kPart, 8));
 }
 

@@ -10,11 +10,7 @@ namespace {
 
 class EnginesFsTest : public FsTestBase {
  protected:
-  uint64_t Requests() {
-    auto& c = mem_->counters();
-    return c.head + c.get + c.put + c.list + c.del + c.copy + c.create_mpu + c.upload_part +
-           c.complete_mpu + c.abort_mpu;
-  }
+  uint64_t Requests() { return mem_->Requests(); }
   // What the kernel does for `mkdir -p`: per level a lookup, and mkdir where it missed.
   Result<uint64_t> MkdirP(const std::vector<std::string>& levels, uint64_t dir = 1) {
     for (const std::string& name : levels) {
@@ -101,9 +97,9 @@ TEST_F(EnginesFsTest, SglangTempFileIsUploadedOnlyUnderItsFinalName) {
   std::string page(1 << 20, 'p');
   ASSERT_TRUE(WriteRenamed(1, tmp, final_name, page).ok());
   EXPECT_EQ(mem_->Keys(), std::vector<std::string>{"p/" + final_name});
-  EXPECT_EQ(mem_->counters().put, 1u);  // one request: no multipart, no copy
-  EXPECT_EQ(mem_->counters().copy, 0u);
-  EXPECT_EQ(mem_->counters().create_mpu, 0u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kPut), 1u);  // one request: no multipart, no copy
+  EXPECT_EQ(mem_->Calls(StoreOp::kCopy), 0u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kCreateMultipart), 0u);
   EXPECT_EQ(*ReadFile(final_name), page);
   // The engine's cleanup of the temp name after the rename costs nothing.
   const uint64_t before = Requests();
@@ -130,7 +126,7 @@ TEST_F(EnginesFsTest, RenameIntoADirectoryMadeAMomentAgo) {
   for (const auto& level : kTree) keys.push_back(key += level + "/");  // the markers
   keys.push_back(key + final_name);
   EXPECT_EQ(mem_->Keys(), keys);
-  EXPECT_EQ(mem_->counters().put, kTree.size() + 1);
+  EXPECT_EQ(mem_->Calls(StoreOp::kPut), kTree.size() + 1);
   EXPECT_EQ(*ReadFile(final_name, *dir), data);
 
   // A second mount of the same bucket sees the whole tree by listing.
@@ -165,10 +161,10 @@ TEST_F(EnginesFsTest, DirectoriesShowInReaddirAndRmdir) {
   EXPECT_EQ(Names(d->attr.ino), std::vector<std::string>{"sub/"});
   EXPECT_EQ(ToErrno(fs_->Mkdir(1, "empty").status()), EEXIST);
   EXPECT_EQ(ToErrno(fs_->Rmdir(1, "empty")), EEXIST);  // "sub" is in it
-  const uint64_t del = mem_->counters().del;
+  const uint64_t del = mem_->Calls(StoreOp::kDelete);
   ASSERT_TRUE(fs_->Rmdir(d->attr.ino, "sub").ok());
   ASSERT_TRUE(fs_->Rmdir(1, "empty").ok());
-  EXPECT_EQ(mem_->counters().del, del + 2);  // the two markers
+  EXPECT_EQ(mem_->Calls(StoreOp::kDelete), del + 2);  // the two markers
   EXPECT_EQ(fs_->Lookup(1, "empty").status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(Names(1).empty());
 }
@@ -202,7 +198,7 @@ TEST_F(EnginesFsTest, GdsTempFileReopenedAndWrittenAtAnOffset) {
       WriteRenamed(*dir, final_name + ".metadata.tmp1a2b3c4d", final_name + ".metadata", header)
           .ok());
   EXPECT_EQ(mem_->ObjectCount(), 4u);
-  EXPECT_EQ(mem_->counters().copy, 0u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kCopy), 0u);
 }
 
 TEST_F(EnginesFsTest, DynamoPreallocationIsEfbig) {

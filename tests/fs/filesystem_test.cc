@@ -222,16 +222,16 @@ TEST_F(FilesystemTest, UnlinkDenyRefusesAWriteInProgress) {
 TEST_F(FilesystemTest, NegativeLookupsAreCachedForTheTtl) {
   options_.metadata_ttl_secs = 30;
   Mount();
-  uint64_t lists0 = mem_->counters().list;
+  uint64_t lists0 = mem_->Calls(StoreOp::kList);
   EXPECT_EQ(fs_->Lookup(1, "missing").status().code(), StatusCode::kNotFound);
-  uint64_t heads1 = mem_->counters().head;
-  uint64_t lists1 = mem_->counters().list;
+  uint64_t heads1 = mem_->Calls(StoreOp::kHead);
+  uint64_t lists1 = mem_->Calls(StoreOp::kList);
   EXPECT_EQ(lists1, lists0 + 1);  // one LIST of "missing": neither a file nor a directory
   for (int i = 0; i < 5; ++i) {
     EXPECT_EQ(fs_->Lookup(1, "missing").status().code(), StatusCode::kNotFound);
   }
-  EXPECT_EQ(mem_->counters().head, heads1);
-  EXPECT_EQ(mem_->counters().list, lists1);
+  EXPECT_EQ(mem_->Calls(StoreOp::kHead), heads1);
+  EXPECT_EQ(mem_->Calls(StoreOp::kList), lists1);
   // Another node uploads the chunk: visible once the TTL has passed.
   mem_->PutObject("p/missing", "now here");
   EXPECT_EQ(fs_->Lookup(1, "missing").status().code(), StatusCode::kNotFound);
@@ -266,9 +266,9 @@ TEST_F(FilesystemTest, ReadDirPagesAndShowsForeignKeys) {
   EXPECT_TRUE(names.count("local.tmp"));
   EXPECT_FALSE(names.count("not canonical"));
   // Listing filled the cache: stat after scandir costs no request.
-  uint64_t heads = mem_->counters().head;
+  uint64_t heads = mem_->Calls(StoreOp::kHead);
   EXPECT_TRUE(fs_->Lookup(1, "chunk77").ok());
-  EXPECT_EQ(mem_->counters().head, heads);
+  EXPECT_EQ(mem_->Calls(StoreOp::kHead), heads);
 }
 
 TEST_F(FilesystemTest, DirectoriesMkdirRmdir) {
@@ -324,7 +324,7 @@ TEST_F(FilesystemTest, MultipartWithSmallThresholds) {
   for (int i = 0; i < 2000; ++i) data.push_back(static_cast<char>('a' + i % 26));
   ASSERT_TRUE(WriteFile("mp", data).ok());
   EXPECT_EQ(mem_->GetObject("p/mp"), data);
-  EXPECT_EQ(mem_->counters().upload_part, 8u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kUploadPart), 8u);
   EXPECT_EQ(mem_->PendingUploadCount(), 0u);
   // Same name, same size, again: success without a second object version.
   EXPECT_TRUE(WriteFile("mp", data).ok());
@@ -372,10 +372,10 @@ TEST_F(FilesystemTest, FlatNamespaceMissCostsOneHead) {
   options_.subdirectories = false;
   Mount();
   mem_->PutObject("p/d/x", "1");
-  uint64_t lists = mem_->counters().list;
+  uint64_t lists = mem_->Calls(StoreOp::kList);
   EXPECT_EQ(fs_->Lookup(1, "nope").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(fs_->Lookup(1, "d").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(mem_->counters().list, lists);
+  EXPECT_EQ(mem_->Calls(StoreOp::kList), lists);
   EXPECT_EQ(ToErrno(fs_->Mkdir(1, "e").status()), ENOTSUP);
   auto fh = fs_->OpenDir(1);
   ASSERT_TRUE(fh.ok());

@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "tests/daemon/log_capture.h"
+#include "tests/src/log_capture.h"
 
 namespace kvfs {
 namespace {

@@ -34,7 +34,7 @@ TEST_F(FaultStoreTest, FailsNextNCallsThenRecovers) {
   EXPECT_EQ(Read("obj").status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(*Read("obj"), "0123456789");
   EXPECT_EQ(faults_.Calls(Op::kGet), 3u);
-  EXPECT_EQ(mem_->counters().get.load(), 1u) << "failed calls do not reach the target";
+  EXPECT_EQ(mem_->Calls(StoreOp::kGet), 1u) << "failed calls do not reach the target";
 }
 
 TEST_F(FaultStoreTest, KeyFilterAndForever) {

@@ -1,6 +1,6 @@
 // Bucket administration for tests. Not part of ObjectStore: kvfs itself never creates or deletes
 // buckets. Test-only: built as kvfs_test_s3_admin (tests/CMakeLists.txt) and linked into test
-// binaries only; tests/daemon/no_test_code.sh checks with nm that the kvfs binary holds none of it.
+// binaries only; tests/src/no_test_code.sh checks with nm that the kvfs binary holds none of it.
 #pragma once
 
 #include <string>

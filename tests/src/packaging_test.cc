@@ -10,7 +10,7 @@
 
 #include "src/cli.h"
 #include "src/config.h"
-#include "tests/daemon/log_capture.h"
+#include "tests/src/log_capture.h"
 
 namespace kvfs {
 namespace {

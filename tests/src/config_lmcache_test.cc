@@ -6,7 +6,7 @@
 
 #include "src/config.h"
 #include "src/store_factory.h"
-#include "tests/daemon/log_capture.h"
+#include "tests/src/log_capture.h"
 
 namespace kvfs {
 namespace {

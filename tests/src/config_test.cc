@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "tests/daemon/log_capture.h"
+#include "tests/src/log_capture.h"
 
 namespace kvfs {
 namespace {

@@ -14,7 +14,7 @@
 #include "src/cli.h"
 #include "src/config.h"
 #include "src/config_warnings.h"
-#include "tests/daemon/log_capture.h"
+#include "tests/src/log_capture.h"
 
 namespace kvfs {
 namespace {

@@ -1,0 +1,52 @@
+// The read path's statistics: one list (base/stat_list.h says how lists work and how to add a
+// statistic), from which ReaderCounters (the atomics the read path counts in), ReaderStats (their
+// values) and their lines in `kvfs stats` and the Prometheus endpoint are made.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "base/stat_list.h"
+
+namespace kvfs {
+
+// X(field, "name in kvfs stats", kind)
+#define KVFS_READER_STATS(X)                                                                       \
+  X(opens, "kvfs_read_opens", kCounter)                                                            \
+  X(hits, "kvfs_read_hits", kCounter)     /* opens served from a complete cache entry */           \
+  X(misses, "kvfs_read_misses", kCounter) /* opens that started a download */                      \
+  /* opens that joined a download in progress (single flight) */                                   \
+  X(joins, "kvfs_read_shared_downloads", kCounter)                                                 \
+  /* opens read without caching (too big, cache off or full) */                                    \
+  X(streamed, "kvfs_read_streamed_opens", kCounter)                                                \
+  X(bytes_from_cache, "kvfs_read_bytes_from_cache", kCounter) /* read by handles from entries */   \
+  X(bytes_from_store, "kvfs_read_bytes_from_store", kCounter) /* received by ranged GETs */        \
+  X(get_requests, "kvfs_store_get_requests", kCounter)                                             \
+  X(fetches_in_flight, "kvfs_downloads_in_flight", kGauge)                                         \
+  X(parts_in_flight, "kvfs_get_parts_in_flight", kGauge)                                           \
+  X(fetch_failures, "kvfs_download_failures", kCounter) /* downloads that ended in an error */     \
+  /* downloads whose bytes did not match the checksum recorded with the object (EIO to readers) */ \
+  X(verify_failures, "kvfs_download_verify_failures", kCounter)                                    \
+  /* downloads completed without a recorded checksum to check (multipart uploads, other        */  \
+  /* writers) or with verification off                                                         */  \
+  X(unverified, "kvfs_downloads_unverified", kCounter)                                             \
+  X(read_errors, "kvfs_read_errors", kCounter) /* Read/ReadFd calls that returned an error */
+
+// The values, as CachedReader::Stats() reports them.
+struct ReaderStats {
+  KVFS_READER_STATS(KVFS_STAT_VALUE)
+};
+
+// The counters of the read path. Thread-safe (atomics).
+struct ReaderCounters {
+  KVFS_READER_STATS(KVFS_STAT_ATOMIC)
+
+  // The values now, read one at a time.
+  ReaderStats Snapshot() const {
+    ReaderStats out;
+    KVFS_READER_STATS(KVFS_STAT_LOAD)
+    return out;
+  }
+};
+
+}  // namespace kvfs
