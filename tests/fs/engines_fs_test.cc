@@ -40,7 +40,7 @@ class EnginesFsTest : public FsTestBase {
     std::vector<std::string> out;
     auto fh = fs_->OpenDir(dir);
     if (!fh.ok()) return out;
-    for (const DirEntry& e : **fs_->ReadDir(*fh)) {
+    for (const DirEntry& e : *ReadAllDir(*fs_, *fh)) {
       if (e.name != "." && e.name != "..") out.push_back(e.name + (e.is_dir ? "/" : ""));
     }
     fs_->ReleaseDir(*fh);
@@ -143,7 +143,7 @@ TEST_F(EnginesFsTest, RenameIntoADirectoryMadeAMomentAgo) {
     auto fh = (*other)->OpenDir(ino);
     ASSERT_TRUE(fh.ok());
     bool found = false;
-    for (const DirEntry& e : **(*other)->ReadDir(*fh)) found |= e.name == level && e.is_dir;
+    for (const DirEntry& e : *ReadAllDir(**other, *fh)) found |= e.name == level && e.is_dir;
     (*other)->ReleaseDir(*fh);
     EXPECT_TRUE(found) << level;
     auto e = (*other)->Lookup(ino, level);
