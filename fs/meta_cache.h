@@ -47,7 +47,7 @@ struct MetaEntry {
 class MetaCache {
  public:
   // Charged per entry besides its key and ETag (measured: see the class comment).
-  static constexpr size_t kEntryOverhead = 320;
+  static constexpr size_t kEntryOverhead = 384;
 
   // ttl 0 disables caching. max_bytes: the bound on what entries are charged (see above).
   // clock: injectable for tests (default steady_clock::now).
