@@ -18,8 +18,9 @@
 // hidden by it. Directories over max_entries are not listed (their misses keep costing a HEAD).
 //
 // Memory: at most options.max_total_names names across all listings (the oldest listings are
-// dropped to make room; a name costs ~100 bytes with a 40-byte key) and kMaxDirs directory records
-// (~150 bytes each), so ~20 MB + ~20 MB with the defaults, however many directories are looked up.
+// dropped to make room; ~150 bytes a name with a 60-byte key, estimated) and kMaxDirs directory
+// records (~200 bytes each), so ~30 MiB + ~25 MiB with the defaults, however many directories are
+// looked up.
 //
 // Thread-safe: one internal mutex (a leaf lock); listings run outside it, at most one per
 // directory at a time (other threads meanwhile ask the store as before).

@@ -47,7 +47,7 @@ Status DirStream::Read(uint64_t offset, const Visitor& add) {
 
 size_t DirStream::bytes() const {
   MutexLock l(&mu_);
-  size_t n = sizeof(*this) + cursor_.token.capacity();
+  size_t n = sizeof(*this) + cursor_.token.capacity() + cursor_.last_key.capacity();
   for (const auto& e : head_) n += sizeof(e) + e.name.capacity();
   for (const auto& e : window_) n += sizeof(e) + e.name.capacity();
   for (const auto& f : cursor_.open_files) n += sizeof(f) + f.first.capacity();

@@ -42,6 +42,9 @@ class DirStream {
     std::string token;   // continuation token of the next page ("": the first)
     bool done = false;   // the last page has been read
     uint64_t names = 0;  // names produced so far (the loop guard's measure of progress)
+    // The greatest key or prefix seen. Listings ascend, so a key not above it is one seen before
+    // (a server that goes back or repeats a page): skipped, and not counted as progress.
+    std::string last_key;
     // Files (key, index in the current page or -1 for an earlier page) that a directory of the
     // same name may still follow in key order: it is then shown once. At most one per '/'-free
     // prefix of the current key, so a handful.

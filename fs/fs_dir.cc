@@ -82,6 +82,8 @@ Status Filesystem::NextDirPage(uint64_t ino, const std::string& prefix,
     const bool is_obj =
         pi == prefixes.size() || (oi < objects.size() && objects[oi].key < prefixes[pi]);
     const std::string& pos = is_obj ? objects[oi++].key : prefixes[pi++];
+    if (!c->last_key.empty() && pos <= c->last_key) continue;  // seen before
+    c->last_key = pos;
     // A file "f" can still meet its directory only while keys start with "f" and a byte <= '/'.
     std::erase_if(c->open_files, [&](const auto& f) {
       return !(pos.size() > f.first.size() && pos.compare(0, f.first.size(), f.first) == 0 &&

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "objstore/store_wrapper.h"
 #include "tests/fs/fs_test_util.h"
 
 namespace kvfs {
@@ -128,6 +129,41 @@ TEST_F(DirStreamTest, AChunkBeingWrittenAndAlreadyStoredIsShownOnce) {
   EXPECT_EQ(all->size(), 1502u);
   fs_->ReleaseDir(*fh);
   fs_->Release(cr->second.fh);
+}
+
+// A server whose listing never ends: every page is the first one again, with a new token.
+class EndlessListing : public StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  Result<ListResult> List(const ListRequest& req) override {
+    ListRequest first = req;
+    first.continuation_token.clear();
+    auto r = StoreWrapper::List(first);
+    if (!r.ok()) return r;
+    r->truncated = true;
+    r->next_continuation_token = "t" + std::to_string(++pages_);
+    return r;
+  }
+
+ private:
+  int pages_ = 0;
+};
+
+TEST_F(DirStreamTest, AListingThatRepeatsItsPagesEndsWithAnErrorAndNoDuplicates) {
+  store_ = std::make_shared<EndlessListing>(mem_);
+  Mount();
+  for (int i = 0; i < 10; ++i) mem_->PutObject("p/c" + std::to_string(i), "x");
+  auto fh = fs_->OpenDir(1);
+  ASSERT_TRUE(fh.ok()) << fh.status().ToString();
+  std::map<std::string, int> seen;
+  Status st = fs_->ReadDir(*fh, 0, [&](const DirEntry& e, uint64_t) {
+    ++seen[e.name];
+    return true;
+  });
+  EXPECT_EQ(st.code(), StatusCode::kIoError) << st.ToString();
+  EXPECT_EQ(seen.size(), 12u);
+  for (const auto& [name, n] : seen) EXPECT_EQ(n, 1) << name;
+  fs_->ReleaseDir(*fh);
 }
 
 }  // namespace

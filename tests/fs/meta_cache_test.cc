@@ -6,6 +6,9 @@
 
 #include <string>
 
+#include "fs/dir_listing_cache.h"
+#include "fs/fs_options.h"
+
 namespace kvfs {
 namespace {
 
@@ -35,6 +38,15 @@ TEST(MetaCacheTest, StaysWithinItsBytes) {
   EXPECT_FALSE(cache.Get(Key(0)).has_value());
   // The key comes back though it is kept once.
   EXPECT_EQ(cache.Get(Key(99999))->info.key, Key(99999));
+}
+
+// The bounds the README and the man page state (MEMORY).
+TEST(MetaCacheTest, TheStatedBounds) {
+  EXPECT_EQ(FsOptions{}.metadata_cache_max_bytes, 64u << 20);
+  EXPECT_EQ(MetaCache::kEntryOverhead, 384u);
+  EXPECT_EQ(DirListingCache::Options{}.max_total_names, 200000u);
+  EXPECT_EQ(DirListingCache::Options{}.max_entries, 100000u);
+  EXPECT_EQ(DirListingCache::kMaxDirs, 131072u);
 }
 
 TEST(MetaCacheTest, AHugeListingKeepsTheNamesLookupsRead) {
