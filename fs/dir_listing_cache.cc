@@ -2,15 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <iterator>
 #include <utility>
+#include <vector>
 
 #include "fs/list_loop_guard.h"
-
-namespace {
-// Directories remembered at most (empty ones recorded by lookups, listed ones, miss counters).
-constexpr size_t kMaxDirs = 1 << 17;
-}  // namespace
 
 namespace kvfs {
 
@@ -46,6 +43,43 @@ bool DirListingCache::KnownMissing(const std::string& key) {
   }
 }
 
+bool DirListingCache::RoomForDir(const std::string& dir, Time now) {
+  if (dirs_.size() < kMaxDirs || dirs_.count(dir)) return true;
+  // One record per missing directory looked up: drop those no longer answering anything.
+  for (auto it = dirs_.begin(); it != dirs_.end();) {
+    const Dir& o = it->second;
+    const bool live = o.listing || Fresh(o.listed_at, now) || Fresh(o.window_start, now);
+    if (live) {
+      ++it;
+    } else {
+      SetNames(&it->second, nullptr);
+      it = dirs_.erase(it);
+    }
+  }
+  return dirs_.size() < kMaxDirs;
+}
+
+void DirListingCache::SetNames(Dir* d,
+                               std::shared_ptr<const std::unordered_set<std::string>> names) {
+  if (d->names) total_names_ -= d->names->size();
+  d->names = std::move(names);
+  if (d->names) total_names_ += d->names->size();
+}
+
+void DirListingCache::MakeRoom(const std::string& keep, size_t n) {
+  if (total_names_ + n <= options_.max_total_names) return;
+  std::vector<std::pair<Time, Dir*>> listed;
+  for (auto& [key, d] : dirs_) {
+    if (key != keep && d.names && !d.names->empty()) listed.emplace_back(d.listed_at, &d);
+  }
+  std::sort(listed.begin(), listed.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (auto& [at, d] : listed) {
+    if (total_names_ + n <= options_.max_total_names) break;
+    SetNames(d, nullptr);  // its lookups ask the store again, until its next listing
+  }
+}
+
 void DirListingCache::RecordEmpty(const std::string& dir) {
   static const auto kEmpty = std::make_shared<const std::unordered_set<std::string>>();
   Record(dir, kEmpty, Now());
@@ -62,22 +96,15 @@ void DirListingCache::Record(const std::string& dir,
   if (options_.ttl.count() == 0) return;
   MutexLock l(&mu_);
   const Time now = Now();
-  if (dirs_.size() >= kMaxDirs) {
-    // One entry per missing directory looked up: drop those no longer answering anything.
-    for (auto it = dirs_.begin(); it != dirs_.end();) {
-      const Dir& o = it->second;
-      const bool live = o.listing || Fresh(o.listed_at, now) || Fresh(o.window_start, now);
-      it = live ? std::next(it) : dirs_.erase(it);
-    }
-    if (dirs_.size() >= kMaxDirs) return;
-  }
+  if (!RoomForDir(dir, now)) return;
   Dir& d = dirs_[dir];
   if (d.listing) return;  // a real listing is on its way
   // A fresher listing already answers (another lookup's).
   if (d.names != nullptr && d.listed_at > listed_at) return;
   d.listed_at = listed_at;
   d.too_big = false;
-  d.names = std::move(names);
+  MakeRoom(dir, names ? names->size() : 0);
+  SetNames(&d, std::move(names));
 }
 
 void DirListingCache::NoteMiss(const std::string& key) {
@@ -85,8 +112,9 @@ void DirListingCache::NoteMiss(const std::string& key) {
   const std::string dir = DirOf(key);
   {
     MutexLock l(&mu_);
-    Dir& d = dirs_[dir];
     Time now = Now();
+    if (!RoomForDir(dir, now)) return;
+    Dir& d = dirs_[dir];
     if (d.listing) return;
     if (d.too_big && Fresh(d.listed_at, now)) return;
     if (d.names != nullptr && Fresh(d.listed_at, now)) return;  // a listing answers already
@@ -144,13 +172,24 @@ void DirListingCache::ListDir(const std::string& dir) {
   }
   ++listings_;
   d.listed_at = started;  // conservative: names uploaded during the listing may be missing
-  d.too_big = too_big;
-  d.names = too_big ? nullptr : std::move(names);
+  d.too_big = too_big || names->size() > options_.max_total_names;
+  if (d.too_big) {
+    SetNames(&d, nullptr);
+    return;
+  }
+  SetNames(&d, nullptr);
+  MakeRoom(dir, names->size());
+  SetNames(&d, std::move(names));
 }
 
 uint64_t DirListingCache::listings() const {
   MutexLock l(&mu_);
   return listings_;
+}
+
+size_t DirListingCache::names_held() const {
+  MutexLock l(&mu_);
+  return total_names_;
 }
 
 }  // namespace kvfs

@@ -21,6 +21,11 @@
 // filesystem (checked first) for longer than any listing made before them lives, so they are never
 // hidden by it. Directories over max_entries are not listed (their misses keep costing a HEAD).
 //
+// Memory: at most options.max_total_names names across all listings (the oldest listings are
+// dropped to make room; ~150 bytes a name with a 60-byte key, estimated) and kMaxDirs directory
+// records (~200 bytes each), so ~30 MiB + ~25 MiB with the defaults, however many directories are
+// looked up.
+//
 // Thread-safe: one internal mutex (a leaf lock); listings run outside it, at most one per
 // directory at a time (other threads meanwhile ask the store as before).
 #pragma once
@@ -42,9 +47,10 @@ namespace kvfs {
 class DirListingCache {
  public:
   struct Options {
-    std::chrono::seconds ttl{30};   // 0: off
-    size_t max_entries = 100000;    // larger directories are not listed
-    int misses_before_listing = 8;  // misses in one directory within a TTL that trigger a listing
+    std::chrono::seconds ttl{30};     // 0: off
+    size_t max_entries = 100000;      // larger directories are not listed
+    size_t max_total_names = 200000;  // names held across all listings (oldest dropped)
+    int misses_before_listing = 8;    // misses in one directory within a TTL that trigger a listing
     // Told of every object a listing finds (outside the lock), e.g. to learn chunk sizes.
     std::function<void(const ObjectInfo&)> on_object;
   };
@@ -74,6 +80,11 @@ class DirListingCache {
 
   // Counters for tests and stats.
   uint64_t listings() const EXCLUDES(mu_);
+  // Names held across all listings (at most options.max_total_names).
+  size_t names_held() const EXCLUDES(mu_);
+
+  // Directory records kept at most (empty ones recorded by lookups, listed ones, miss counters).
+  static constexpr size_t kMaxDirs = 1 << 17;
 
  private:
   struct Dir {
@@ -88,6 +99,12 @@ class DirListingCache {
   void ListDir(const std::string& dir) EXCLUDES(mu_);
   void Record(const std::string& dir, std::shared_ptr<const std::unordered_set<std::string>> names,
               Time listed_at) EXCLUDES(mu_);
+  // Whether `dir` has (or, after dropping records no longer answering anything, may get) a record.
+  bool RoomForDir(const std::string& dir, Time now) REQUIRES(mu_);
+  // Replaces d's names, keeping total_names_.
+  void SetNames(Dir* d, std::shared_ptr<const std::unordered_set<std::string>> names) REQUIRES(mu_);
+  // Drops the oldest listings (but `keep`'s) until `n` more names fit in max_total_names.
+  void MakeRoom(const std::string& keep, size_t n) REQUIRES(mu_);
 
   const std::shared_ptr<ObjectStore> store_;
   const Options options_;
@@ -95,6 +112,7 @@ class DirListingCache {
   mutable Mutex mu_;
   std::unordered_map<std::string, Dir> dirs_ GUARDED_BY(mu_);
   uint64_t listings_ GUARDED_BY(mu_) = 0;
+  size_t total_names_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace kvfs

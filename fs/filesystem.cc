@@ -37,7 +37,7 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
       options_(std::move(options)),
       codec_(options_.key_prefix, options_.fanout_hex_chars),
       uploader_(store_, options_),
-      meta_(std::chrono::seconds(options_.metadata_ttl_secs), options_.metadata_cache_max_entries,
+      meta_(std::chrono::seconds(options_.metadata_ttl_secs), options_.metadata_cache_max_bytes,
             clock),
       learnt_sizes_(options_.learn_chunk_sizes && options_.chunk_sizes.empty()),
       listings_(

@@ -46,9 +46,10 @@
 //
 // Thread-safety: all methods may be called from many threads at once. Locks, in the order they
 // may be taken: LocalFile::mu_ (held across the upload of that one file) -> LocalFiles::mu_ ->
-// nothing; Filesystem::mu_ (short: maps of handles and directory snapshots), InodeTable, LocalDirs
+// nothing; DirStream::mu_ (held across the LIST of that one handle's next page) -> InodeTable,
+// MetaCache; Filesystem::mu_ (short: maps of handles and directory streams), InodeTable, LocalDirs
 // and MetaCache internal mutexes are leaves, never held while another lock is taken. No lock is
-// held across a store request except LocalFile::mu_.
+// held across a store request except LocalFile::mu_ and DirStream::mu_.
 #pragma once
 
 #include <sys/types.h>
@@ -60,10 +61,12 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "fs/chunk_size_learner.h"
 #include "fs/dir_listing_cache.h"
+#include "fs/dir_stream.h"
 #include "fs/fs_options.h"
 #include "fs/inode_table.h"
 #include "fs/local_file.h"
@@ -113,12 +116,6 @@ struct OpenResult {
   bool keep_cache = false;  // the bytes cannot change: the kernel may keep its page cache
   // Bypass the kernel's page cache for this open (FOPEN_DIRECT_IO); see FsOptions::page_cache.
   bool direct_io = false;
-};
-
-struct DirEntry {
-  std::string name;
-  uint64_t ino = 0;
-  bool is_dir = false;
 };
 
 struct FsStat {
@@ -187,9 +184,13 @@ class Filesystem {
   // --- Directories ---
   // pid: as for Lookup (chunks other processes are writing are not listed).
   Result<uint64_t> OpenDir(uint64_t ino, pid_t pid = 0);
-  // The snapshot taken at OpenDir ("." and ".." first); entries stay stable while open.
-  Result<std::shared_ptr<const std::vector<DirEntry>>> ReadDir(uint64_t dir_fh);
+  // Visits the entries from `offset` on (".", "..", then the names; see DirStream for offsets)
+  // until `add` returns false or the directory ends. The handle holds one listing page at a time:
+  // O(page) memory, not O(directory), until ReleaseDir frees it.
+  Status ReadDir(uint64_t dir_fh, uint64_t offset, const DirStream::Visitor& add);
   void ReleaseDir(uint64_t dir_fh);
+  // Memory held by open directory handles (tests; the README's memory bound).
+  size_t DirHandleBytes() const;
   Result<FsEntry> Mkdir(uint64_t parent, const std::string& name);
   Status Rmdir(uint64_t parent, const std::string& name);
 
@@ -300,6 +301,11 @@ class Filesystem {
   Result<std::shared_ptr<LocalFile>> NewLocal(const std::vector<std::string>& path,
                                               const std::string& key, uint64_t parent,
                                               bool created);
+  // DirStream's NextPage for the directory `ino` with listing prefix `prefix`; names in `local`
+  // are already in the stream's head.
+  Status NextDirPage(uint64_t ino, const std::string& prefix,
+                     const std::unordered_set<std::string>& local, DirStream::Cursor* cursor,
+                     std::vector<DirEntry>* out);
   // Metadata cache, inodes and the kernel's view after a transition.
   void Apply(const LocalFile::Outcome& out);
   // An object now exists under `info.key` (an upload, a rename): cached, and the local
@@ -324,7 +330,7 @@ class Filesystem {
 
   mutable Mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Handle>> handles_ GUARDED_BY(mu_);
-  std::unordered_map<uint64_t, std::shared_ptr<const std::vector<DirEntry>>> dirs_ GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, std::shared_ptr<DirStream>> dirs_ GUARDED_BY(mu_);
   uint64_t next_fh_ GUARDED_BY(mu_) = 1;
 };
 

@@ -4,8 +4,9 @@
 #include <linux/fs.h>  // RENAME_NOREPLACE, RENAME_EXCHANGE
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
-#include <map>
+#include <unordered_set>
 
 #include "fs/filesystem.h"
 #include "fs/list_loop_guard.h"
@@ -25,64 +26,132 @@ uint64_t SyntheticIno(const std::string& name) {
 Result<uint64_t> Filesystem::OpenDir(uint64_t ino, pid_t pid) {
   KVFS_ASSIGN_OR_RETURN(auto path, PathOf(ino));
   KVFS_ASSIGN_OR_RETURN(std::string prefix, codec_.DirPrefix(path));
-  std::map<std::string, bool> names;  // name -> is_dir; sorted and de-duplicated
-  ListRequest req;
-  req.prefix = prefix;
-  // With fan-out the root's files lie one level down: list flat and take the valid keys.
-  req.delimiter = codec_.flat() ? "" : "/";
-  ListLoopGuard guard("listing " + prefix);
-  for (;;) {
-    KVFS_RETURN_IF_ERROR(guard.BeforePage(req.continuation_token));
-    auto page = store_->List(req);
-    if (!page.ok()) return page.status().Annotate("listing " + prefix);
-    for (auto& obj : page->objects) {
-      auto name = codec_.NameOfKey(prefix, obj.key);
-      if (!name) continue;  // a marker or a key that is not a valid encoded name: hidden
-      if (unlinked_.Hides(obj)) continue;  // unlinked on this node (unlink_policy local)
-      names.emplace(*name, false);
-      meta_.PutFile(obj);  // scandir + stat then costs no request
-      learnt_sizes_.Observe(obj.key, obj.size);
-    }
-    for (auto& cp : page->common_prefixes) {
-      if (!options_.subdirectories) break;
-      auto name = codec_.NameOfPrefix(prefix, cp);
-      if (!name) continue;
-      names[*name] = true;
-      meta_.PutDir(cp.substr(0, cp.size() - 1));
-    }
-    KVFS_RETURN_IF_ERROR(guard.AfterPage(names.size(), page->truncated));
-    if (!page->truncated) break;
-    req.continuation_token = page->next_continuation_token;
-  }
+  // The head: ".", "..", then the chunks this node is writing here that are not in the store yet
+  // (as many as files are open for writing: bounded by the spool, not by the directory).
+  std::vector<DirEntry> head;
+  head.push_back({".", ino, true});
+  head.push_back({"..", ino == kRootIno ? kRootIno : inodes_.ParentOf(ino), true});
+  auto local = std::make_shared<std::unordered_set<std::string>>();
   for (const std::string& key : local_files_.KeysWithPrefix(prefix)) {
     // A chunk another process is writing is not listed until it is published.
     auto lf = local_files_.Find(key);
     if (lf && !VisibleTo(*lf, pid)) continue;
-    if (auto name = codec_.NameOfKey(prefix, key)) names.emplace(*name, false);
+    auto name = codec_.NameOfKey(prefix, key);
+    if (!name || !local->insert(*name).second) continue;
+    auto known = inodes_.Find(ino, *name);
+    head.push_back({*name, known ? *known : SyntheticIno(prefix + *name), false});
   }
-  auto entries = std::make_shared<std::vector<DirEntry>>();
-  entries->push_back({".", ino, true});
-  entries->push_back({"..", ino == kRootIno ? kRootIno : inodes_.ParentOf(ino), true});
-  for (const auto& [name, is_dir] : names) {
-    auto known = inodes_.Find(ino, name);
-    entries->push_back({name, known ? *known : SyntheticIno(prefix + name), is_dir});
-  }
+  auto stream = std::make_shared<DirStream>(
+      std::move(head),
+      [this, ino, prefix, local](DirStream::Cursor* c, std::vector<DirEntry>* out) {
+        return NextDirPage(ino, prefix, *local, c, out);
+      });
+  KVFS_RETURN_IF_ERROR(stream->Start());
   MutexLock l(&mu_);
   uint64_t fh = next_fh_++;
-  dirs_[fh] = std::move(entries);
+  dirs_[fh] = std::move(stream);
   return fh;
 }
 
-Result<std::shared_ptr<const std::vector<DirEntry>>> Filesystem::ReadDir(uint64_t dir_fh) {
-  MutexLock l(&mu_);
-  auto it = dirs_.find(dir_fh);
-  if (it == dirs_.end()) return Status::InvalidArgument("bad directory handle");
-  return it->second;
+Status Filesystem::NextDirPage(uint64_t ino, const std::string& prefix,
+                               const std::unordered_set<std::string>& local, DirStream::Cursor* c,
+                               std::vector<DirEntry>* out) {
+  if (!c->guard) c->guard = std::make_unique<ListLoopGuard>("listing " + prefix);
+  KVFS_RETURN_IF_ERROR(c->guard->BeforePage(c->token));
+  ListRequest req;
+  req.prefix = prefix;
+  // With fan-out the root's files lie one level down: list flat and take the valid keys.
+  req.delimiter = codec_.flat() ? "" : "/";
+  req.continuation_token = c->token;
+  auto page = store_->List(req);
+  if (!page.ok()) return page.status().Annotate("listing " + prefix);
+  const auto& objects = page->objects;
+  static const std::vector<std::string> kNone;
+  const auto& prefixes = options_.subdirectories ? page->common_prefixes : kNone;
+  for (auto& f : c->open_files) f.second = -1;  // from an earlier page now
+  auto add = [&](const std::string& name, bool is_dir) {
+    auto known = inodes_.Find(ino, name);
+    out->push_back({name, known ? *known : SyntheticIno(prefix + name), is_dir});
+    ++c->names;
+  };
+  // Objects and directories ("d/") merged in the store's ascending key order, so that a file "d"
+  // and a directory "d/" of one name meet while the file is still in `open_files`: the name is
+  // shown once (as the directory, or as the file if the file came on an earlier page).
+  size_t oi = 0, pi = 0;
+  while (oi < objects.size() || pi < prefixes.size()) {
+    const bool is_obj =
+        pi == prefixes.size() || (oi < objects.size() && objects[oi].key < prefixes[pi]);
+    const std::string& pos = is_obj ? objects[oi++].key : prefixes[pi++];
+    if (!c->last_key.empty() && pos <= c->last_key) continue;  // seen before
+    c->last_key = pos;
+    // A file "f" can still meet its directory only while keys start with "f" and a byte <= '/'.
+    std::erase_if(c->open_files, [&](const auto& f) {
+      return !(pos.size() > f.first.size() && pos.compare(0, f.first.size(), f.first) == 0 &&
+               pos[f.first.size()] <= '/');
+    });
+    if (is_obj) {
+      const ObjectInfo& obj = objects[oi - 1];
+      auto name = codec_.NameOfKey(prefix, obj.key);
+      if (!name) continue;  // a marker or a key that is not a valid encoded name: hidden
+      if (unlinked_.Hides(obj)) continue;  // unlinked on this node (unlink_policy local)
+      meta_.PutFile(obj);                  // scandir + stat then costs no request
+      learnt_sizes_.Observe(obj.key, obj.size);
+      if (local.count(*name)) continue;  // in the head already
+      add(*name, false);
+      c->open_files.emplace_back(obj.key, static_cast<long>(out->size()) - 1);
+      continue;
+    }
+    auto name = codec_.NameOfPrefix(prefix, pos);
+    if (!name) continue;
+    const std::string dir_key = pos.substr(0, pos.size() - 1);
+    meta_.PutDir(dir_key);
+    if (local.count(*name)) continue;
+    auto file = std::find_if(c->open_files.begin(), c->open_files.end(),
+                             [&](const auto& f) { return f.first == dir_key; });
+    if (file == c->open_files.end()) {
+      add(*name, true);
+    } else if (file->second >= 0) {
+      (*out)[file->second].is_dir = true;
+    }
+  }
+  KVFS_RETURN_IF_ERROR(c->guard->AfterPage(c->names, page->truncated));
+  if (page->truncated && page->next_continuation_token.empty()) {
+    return Status::IoError("listing " + prefix + ": a truncated page without a continuation token");
+  }
+  c->token = page->truncated ? page->next_continuation_token : "";
+  c->done = !page->truncated;
+  return Status::OK();
+}
+
+Status Filesystem::ReadDir(uint64_t dir_fh, uint64_t offset, const DirStream::Visitor& add) {
+  std::shared_ptr<DirStream> stream;
+  {
+    MutexLock l(&mu_);
+    auto it = dirs_.find(dir_fh);
+    if (it == dirs_.end()) return Status::InvalidArgument("bad directory handle");
+    stream = it->second;
+  }
+  return stream->Read(offset, add);
 }
 
 void Filesystem::ReleaseDir(uint64_t dir_fh) {
+  std::shared_ptr<DirStream> stream;  // freed outside mu_ (or by a read still using it)
   MutexLock l(&mu_);
-  dirs_.erase(dir_fh);
+  auto it = dirs_.find(dir_fh);
+  if (it == dirs_.end()) return;
+  stream = std::move(it->second);
+  dirs_.erase(it);
+}
+
+size_t Filesystem::DirHandleBytes() const {
+  std::vector<std::shared_ptr<DirStream>> streams;
+  {
+    MutexLock l(&mu_);
+    for (const auto& [fh, stream] : dirs_) streams.push_back(stream);
+  }
+  size_t n = 0;
+  for (const auto& s : streams) n += s->bytes();
+  return n;
 }
 
 Result<FsEntry> Filesystem::Mkdir(uint64_t parent, const std::string& name) {

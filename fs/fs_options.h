@@ -87,8 +87,11 @@ struct FsOptions {
   uint32_t cached_chunk_trust_secs = 3600;
   // Time limit of one background revalidation (blocking_timeout; 0: the store's own limits).
   int64_t revalidate_timeout_ms = 30'000;
-  // Upper bound on cached lookups; beyond it expired entries are dropped, then all.
-  size_t metadata_cache_max_entries = 1 << 20;
+  // Bound on the metadata cache's memory (MetaCache: least recently used entries go first). An
+  // entry is charged its key, its ETag and MetaCache::kEntryOverhead - ~470 bytes for a 60-byte
+  // key, within 2 % of the RSS it adds (bench/RESULTS-memory.md) - so the default holds ~140,000
+  // names.
+  size_t metadata_cache_max_bytes = 64 << 20;
   // Hashed fan-out: keys are prefix + first N hex chars of a hash of the name + "/" + name.
   // 0 = off; at most kMaxFanoutHexChars. With fan-out on, the filesystem is flat (mkdir returns
   // ENOTSUP).

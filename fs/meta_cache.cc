@@ -1,20 +1,29 @@
 #include "fs/meta_cache.h"
 
+#include <utility>
+
 namespace kvfs {
 
-MetaCache::MetaCache(std::chrono::seconds ttl, size_t max_entries, SteadyClock clock)
-    : ttl_(ttl), max_entries_(max_entries), clock_(clock ? std::move(clock) : SteadyClock([] {
+MetaCache::MetaCache(std::chrono::seconds ttl, size_t max_bytes, SteadyClock clock)
+    : ttl_(ttl), max_bytes_(max_bytes), clock_(clock ? std::move(clock) : SteadyClock([] {
         return std::chrono::steady_clock::now();
       })) {}
+
+MetaEntry MetaCache::Out(const Slot& slot) const {
+  MetaEntry e = slot.entry;
+  e.info.key = slot.key;
+  return e;
+}
 
 std::optional<MetaEntry> MetaCache::Get(const std::string& key) {
   if (ttl_.count() == 0) return std::nullopt;
   auto now = clock_();
   MutexLock l(&mu_);
   auto it = map_.find(key);
-  if (it == map_.end() || it->second.expires <= now) return std::nullopt;
-  MetaEntry e = it->second.entry;
-  e.left = it->second.expires - now;
+  if (it == map_.end() || it->second->expires <= now) return std::nullopt;
+  MetaEntry e = Out(*it->second);
+  e.left = it->second->expires - now;
+  Touch(it->second);
   return e;
 }
 
@@ -25,9 +34,10 @@ MetaCache::Stale MetaCache::GetStale(const std::string& key) {
   MutexLock l(&mu_);
   auto it = map_.find(key);
   if (it == map_.end()) return out;
-  out.entry = it->second.entry;
-  out.age = now - it->second.stored;
-  out.gen = it->second.gen;
+  out.entry = Out(*it->second);
+  out.age = now - it->second->stored;
+  out.gen = it->second->gen;
+  Touch(it->second);
   return out;
 }
 
@@ -35,7 +45,7 @@ bool MetaCache::PutIfUnchanged(const std::string& key, uint64_t gen, MetaEntry e
   if (ttl_.count() == 0) return true;
   MutexLock l(&mu_);
   auto it = map_.find(key);
-  const uint64_t now_gen = it == map_.end() ? 0 : it->second.gen;
+  const uint64_t now_gen = it == map_.end() ? 0 : it->second->gen;
   if (now_gen != gen) return false;
   PutLocked(key, std::move(entry));
   return true;
@@ -48,14 +58,60 @@ void MetaCache::Put(const std::string& key, MetaEntry entry) {
 }
 
 void MetaCache::PutLocked(const std::string& key, MetaEntry entry) {
-  auto now = clock_();
-  if (map_.size() >= max_entries_ && !map_.count(key)) {
-    // Over the bound: drop what has expired; if that frees nothing, start over. Rare, and a
-    // cleared cache only costs requests, never correctness.
-    std::erase_if(map_, [&](const auto& kv) { return kv.second.expires <= now; });
-    if (map_.size() >= max_entries_) map_.clear();
+  const auto now = clock_();
+  entry.info.key.clear();
+  entry.left = {};
+  const size_t charge = kEntryOverhead + key.size() + entry.info.etag.size();
+  auto it = map_.find(key);
+  if (it != map_.end()) {
+    // A replaced entry keeps its segment and becomes its most recent.
+    Slot& s = *it->second;
+    bytes_ = bytes_ - s.charge + charge;
+    if (s.is_protected) protected_bytes_ = protected_bytes_ - s.charge + charge;
+    s.entry = std::move(entry);
+    s.stored = now;
+    s.expires = now + ttl_;
+    s.gen = next_gen_++;
+    s.charge = charge;
+    List& list = s.is_protected ? protected_ : probation_;
+    list.splice(list.begin(), list, it->second);
+  } else {
+    probation_.push_front(Slot{key, std::move(entry), now, now + ttl_, next_gen_++, charge, false});
+    map_.emplace(probation_.front().key, probation_.begin());
+    bytes_ += charge;
   }
-  map_[key] = Slot{std::move(entry), now, now + ttl_, next_gen_++};
+  Shrink();
+}
+
+void MetaCache::Touch(List::iterator it) {
+  List& from = it->is_protected ? protected_ : probation_;
+  if (!it->is_protected) {
+    it->is_protected = true;
+    protected_bytes_ += it->charge;
+  }
+  protected_.splice(protected_.begin(), from, it);
+  Shrink();  // the protected share may be exceeded now
+}
+
+void MetaCache::Remove(List::iterator it) {
+  bytes_ -= it->charge;
+  List& list = it->is_protected ? protected_ : probation_;
+  if (it->is_protected) protected_bytes_ -= it->charge;
+  map_.erase(std::string_view(it->key));
+  list.erase(it);
+}
+
+void MetaCache::Shrink() {
+  // The protected segment keeps at most 80 %: its least recent go back on probation.
+  while (!protected_.empty() && protected_bytes_ > max_bytes_ / 5 * 4) {
+    auto last = std::prev(protected_.end());
+    last->is_protected = false;
+    protected_bytes_ -= last->charge;
+    probation_.splice(probation_.begin(), protected_, last);
+  }
+  while (bytes_ > max_bytes_ && !(probation_.empty() && protected_.empty())) {
+    Remove(std::prev(probation_.empty() ? protected_.end() : probation_.end()));
+  }
 }
 
 void MetaCache::PutFile(const ObjectInfo& info) {
@@ -68,24 +124,25 @@ void MetaCache::PutFile(const ObjectInfo& info) {
 void MetaCache::PutDir(const std::string& key) {
   MetaEntry e;
   e.kind = MetaEntry::kDir;
-  e.info.key = key;
   Put(key, std::move(e));
 }
 
-void MetaCache::PutMissing(const std::string& key) {
-  MetaEntry e;
-  e.info.key = key;
-  Put(key, std::move(e));
-}
+void MetaCache::PutMissing(const std::string& key) { Put(key, MetaEntry{}); }
 
 void MetaCache::Erase(const std::string& key) {
   MutexLock l(&mu_);
-  map_.erase(key);
+  auto it = map_.find(key);
+  if (it != map_.end()) Remove(it->second);
 }
 
 size_t MetaCache::size() const {
   MutexLock l(&mu_);
   return map_.size();
+}
+
+size_t MetaCache::bytes() const {
+  MutexLock l(&mu_);
+  return bytes_;
 }
 
 }  // namespace kvfs

@@ -285,22 +285,24 @@ void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  auto r = FsOf(req).ReadDir(fi->fh);
-  if (!r.ok()) return ReplyErr(req, "readdir", Ino(ino), r.status());
-  const auto& entries = **r;
+  const ScopedDeadline deadline = RequestDeadline(req);
   std::unique_ptr<char[]> buf(new char[size]);
   size_t used = 0;
-  for (size_t i = static_cast<size_t>(off); i < entries.size(); ++i) {
-    struct stat st;
-    std::memset(&st, 0, sizeof(st));
-    st.st_ino = entries[i].ino;
-    st.st_mode = entries[i].is_dir ? S_IFDIR : S_IFREG;
-    // The offset stored with an entry is where the next readdir continues.
-    size_t n = fuse_add_direntry(req, buf.get() + used, size - used, entries[i].name.c_str(), &st,
-                                 static_cast<off_t>(i + 1));
-    if (n > size - used) break;
-    used += n;
-  }
+  Status st = FsOf(req).ReadDir(
+      fi->fh, static_cast<uint64_t>(off), [&](const DirEntry& e, uint64_t next_offset) {
+        struct stat st;
+        std::memset(&st, 0, sizeof(st));
+        st.st_ino = e.ino;
+        st.st_mode = e.is_dir ? S_IFDIR : S_IFREG;
+        // The offset stored with an entry is where the next readdir continues.
+        size_t n = fuse_add_direntry(req, buf.get() + used, size - used, e.name.c_str(), &st,
+                                     static_cast<off_t>(next_offset));
+        if (n > size - used) return false;
+        used += n;
+        return true;
+      });
+  // Entries already gathered go out; the failure shows at the next readdir, which starts there.
+  if (!st.ok() && used == 0) return ReplyErr(req, "readdir", Ino(ino), st);
   fuse_reply_buf(req, buf.get(), used);
 }
 

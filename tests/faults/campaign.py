@@ -2,8 +2,10 @@
 """The fault campaign (issue 11): every fault an inference cluster meets, driven through real
 daemonized kvfs mounts on the test S3 server (Ceph RGW) and on tests/objstore/fault_server.py.
 Two mounts of one bucket stand for two nodes. Prints one row per scenario - expected, observed,
-bytes lost (acknowledged writes missing from the store), bytes corrupt (bytes served that differ
-from the store's object) - and ends with "N passed, N failed".
+partial objects (objects of a write that was not acknowledged, or shorter than the write, that
+reached the store or another process), bytes lost (acknowledged writes missing from the store),
+bytes corrupt (bytes served or stored that differ from what was written) - and ends with
+"N passed, N failed".
 
     campaign.py --kvfs PATH/kvfs --fault-server PATH/fault_server.py [--only a,b]
 
@@ -29,6 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 import daemon_test  # noqa: E402
 import integrity_test  # noqa: E402
+import mount_edges_test  # noqa: E402
 import outage_test  # noqa: E402
 import tier_scenarios  # noqa: E402
 from daemon_test import MIB, Ctx, Daemon, chunk, ok, sha, write_chunk  # noqa: E402
@@ -40,6 +43,44 @@ BOUND = 30.0  # seconds a failing request may take here (its blocking_timeout is
 class Row:
     def __init__(self, expected):
         self.expected, self.observed, self.lost, self.corrupt = expected, "", 0, 0
+        self.partial = 0
+
+
+def account(row, objs, acked, unacked=()):
+    """Counts against the store's objects (name -> (size, sha)): an acknowledged write (its close
+    returned 0) that is missing is lost bytes, one that is shorter a partial object and lost
+    bytes, one with other bytes corrupt bytes; any object of an unacknowledged write (a failed
+    close, a killed writer) is a partial object."""
+    for name, data in acked.items():
+        got = objs.get(name)
+        if got is None:
+            row.lost += len(data)
+        elif got[0] != len(data):
+            row.partial += 1
+            row.lost += len(data)
+        elif got[1] != sha(data):
+            row.corrupt += len(data)
+    for name in unacked:
+        if name in objs:
+            row.partial += 1
+
+
+def read_back(row, mnt, name, data):
+    """Reads the name on a node (direct I/O) and counts bytes that differ from `data`."""
+    got = read_direct(os.path.join(mnt, name))
+    row.corrupt += sum(x != y for x, y in zip(got, data)) + abs(len(got) - len(data))
+
+
+def wait_until(fn, what, secs=BOUND):
+    deadline = time.monotonic() + secs
+    while not fn():
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.05)
+
+
+def fault_listing(mnt):
+    """name -> size as a node that has not looked anything up sees the fault server's bucket."""
+    return {n: os.stat(os.path.join(mnt, n)).st_size for n in os.listdir(mnt)}
 
 
 def store_bytes(store, name):
@@ -243,6 +284,221 @@ def wire_faults(ctx, row, script):
         store.cleanup()
 
 
+def subprocess_mid_chunk(ctx, row):
+    """A writer starts subprocesses (one execs, one inherits the descriptor and exits) with 4 of
+    8 MiB written: the children's closes publish nothing; the writer's own close publishes the
+    whole chunk (issue 21 section 1)."""
+    store = ctx.store()
+    a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), name="a")
+    b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
+    data = chunk("subprocess", 8 * MIB)
+    seen = []
+    with open(os.path.join(a.mnt, "sub.pt"), "wb") as f:
+        f.write(data[:4 * MIB])
+        f.flush()
+        subprocess.run(["true"], check=True)  # O_CLOEXEC copy closed at exec
+        subprocess.run([sys.executable, "-c", "pass"], close_fds=False, check=True)
+        if "sub.pt" in store.objects():
+            seen.append("store")
+        if os.path.exists(os.path.join(b.mnt, "sub.pt")):
+            seen.append("node b")
+        f.write(data[4 * MIB:])
+    row.partial += len(seen)
+    account(row, store.objects(), {"sub.pt": data})
+    c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), name="c")
+    read_back(row, c.mnt, "sub.pt", data)
+    assert not seen, "the half-written chunk was published by a child: seen in %s" % seen
+    row.observed = "nothing published by the children; whole chunk at the writer's close"
+
+
+def shell_writers(ctx, row):
+    """Shell redirection and tools as writers: `cat src > f`, `echo x > f`, `dd of=f`, `tee f`,
+    `cp`: the shell's dup2 + close of the original descriptor is not the writer's close; each
+    publishes the whole file (issue 21 section 1)."""
+    store = ctx.store()
+    a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), name="a")
+    data = chunk("shell", 8 * MIB)
+    src = ctx.path("src.bin")
+    with open(src, "wb") as f:
+        f.write(data)
+    cmds = {
+        "cat.pt": "cat %s > %s/cat.pt" % (src, a.mnt),
+        "dd.pt": "dd if=%s of=%s/dd.pt bs=1M status=none" % (src, a.mnt),
+        "tee.pt": "tee %s/tee.pt < %s > /dev/null" % (a.mnt, src),
+        "cp.pt": "cp %s %s/cp.pt" % (src, a.mnt),
+        "echo.txt": "echo hello > %s/echo.txt" % a.mnt,
+    }
+    acked, failed = {}, []
+    for name, cmd in cmds.items():
+        r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=BOUND)
+        if r.returncode == 0:
+            acked[name] = b"hello\n" if name == "echo.txt" else data
+        else:
+            failed.append("%s: %s" % (name, r.stderr.strip()[:60]))
+    objs = store.objects()
+    account(row, objs, acked, [n for n in cmds if n not in acked])
+    b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
+    for name, want in acked.items():
+        read_back(row, b.mnt, name, want)
+    assert not failed, "shell writers failed: %s" % "; ".join(failed)
+    row.observed = "cat >, echo >, dd of=, tee, cp: 5 whole files, read back on node b"
+
+
+def killed_half_written(ctx, row):
+    """A writer SIGKILLed with a chunk half written (chunk_sizes 8MiB: 4 MiB written) and a temp
+    file (*.tmp) beside it: nothing published, both names vanish from the node, the spool is
+    emptied; the next whole write succeeds (issue 21 sections 1 and 4)."""
+    store = ctx.store()
+    a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), {"chunk_sizes": "8MiB"},
+               name="a")
+    b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
+    code = ("import os,time\n"
+            "for n in ('half.pt', 'half.pt.tmp'):\n"
+            "    fd=os.open(os.path.join(%r, n),os.O_CREAT|os.O_WRONLY|os.O_TRUNC)\n"
+            "    os.write(fd, b'h'*%d)\n"
+            "print('ready',flush=True)\ntime.sleep(600)\n" % (a.mnt, 4 * MIB))
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready", "writer did not start"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    spool = os.path.join(a.cache, "spool")
+    wait_until(lambda: not {"half.pt", "half.pt.tmp"} & set(os.listdir(a.mnt)),
+               "the killed writer's names to vanish")
+    wait_until(lambda: not os.listdir(spool), "the killed writer's spool files to go")
+    visible = [n for n in ("half.pt", "half.pt.tmp") if os.path.exists(os.path.join(b.mnt, n))]
+    row.partial += len(visible)
+    account(row, store.objects(), {}, ["half.pt", "half.pt.tmp"])
+    data = chunk("half-full", 8 * MIB)
+    write_chunk(a.mnt, "half.pt", data)
+    account(row, store.objects(), {"half.pt": data})
+    c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), name="c")
+    read_back(row, c.mnt, "half.pt", data)
+    assert row.partial == 0, "partial objects: %d (node b sees %s)" % (row.partial, visible)
+    row.observed = "nothing published; names and spool files gone; whole rewrite ok"
+
+
+def reader_during_write(ctx, row):
+    """Another process on the writing node, and another node, look at a chunk while 3 of 8 MiB
+    are written: ENOENT and not listed (never 3 MiB); afterwards all of it (issue 21 section 2).
+    The writer reads its own bytes back meanwhile."""
+    store = ctx.store()
+    opts = {"metadata_cache_ttl_secs": "1"}
+    a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), opts, name="a")
+    b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), opts, name="b")
+    data = chunk("busy", 8 * MIB)
+    path = os.path.join(a.mnt, "busy.pt")
+    code = ("import os,sys\nfd=os.open(%r,os.O_CREAT|os.O_WRONLY|os.O_TRUNC)\n"
+            "d=sys.stdin.buffer.read(%d)\nos.write(fd,d[:%d])\n"
+            "own=open(%r,'rb').read()\nprint('own %%d' %% len(own), flush=True)\n"
+            "sys.stdin.readline()\nos.write(fd,d[%d:])\nos.close(fd)\nprint('closed',flush=True)\n"
+            % (path, len(data), 3 * MIB, path, 3 * MIB))
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE)
+    p.stdin.write(data)
+    p.stdin.flush()
+    own = p.stdout.readline().decode().strip()
+    seen = []
+    for node, mnt in (("a", a.mnt), ("b", b.mnt)):
+        q = os.path.join(mnt, "busy.pt")
+        try:
+            with open(q, "rb") as f:
+                seen.append("%s: read %d bytes" % (node, len(f.read())))
+        except FileNotFoundError:
+            pass
+        if "busy.pt" in os.listdir(mnt):
+            seen.append("%s: listed" % node)
+    row.partial += len(seen)
+    p.stdin.write(b"go\n")
+    p.stdin.flush()
+    closed = p.stdout.readline().decode().strip()
+    assert p.wait() == 0 and closed == "closed", "writer failed: %s" % closed
+    account(row, store.objects(), {"busy.pt": data})
+    read_back(row, a.mnt, "busy.pt", data)
+    wait_until(lambda: os.path.exists(os.path.join(b.mnt, "busy.pt")), "the chunk on node b")
+    read_back(row, b.mnt, "busy.pt", data)
+    assert own == "own %d" % (3 * MIB), "the writer read back: %s" % own
+    assert not seen, "a chunk being written was seen: %s" % seen
+    row.observed = "ENOENT, unlisted on both nodes while written; writer reads its 3 MiB; whole after"
+
+
+def stalled_complete(ctx, row, script):
+    """CompleteMultipartUpload stalls (blocking_timeout 3 s): close() of a 16 MiB multipart chunk
+    fails with ETIMEDOUT/EIO within the bound, no object appears; once the store answers, the
+    same chunk is stored whole (issue 21 section 3)."""
+    store = outage_test.FaultStore(script, ctx.work)
+    try:
+        opts = {"blocking_timeout": str(outage_test.BLOCKING_TIMEOUT),
+                "multipart_threshold": "8MiB", "multipart_part_size": "5MiB"}
+        a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), opts, name="a")
+        store.control("/__fault/rules", json.dumps([
+            {"method": "POST", "query": "uploadId", "action": "stall", "seconds": 40,
+             "count": -1}]).encode())
+        data = chunk("stalled-complete", 16 * MIB)
+        t0 = time.monotonic()
+        err = None
+        try:
+            write_chunk(a.mnt, "sc.pt", data)
+        except OSError as e:
+            err = e
+        secs = time.monotonic() - t0
+        store.recover()
+        b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
+        listed = fault_listing(b.mnt)
+        if err is None and listed.get("sc.pt") != len(data):  # acknowledged: must be whole
+            row.lost += len(data)
+        elif "sc.pt" in listed:
+            row.partial += 1
+        assert err is not None and err.errno in (errno.ETIMEDOUT, errno.EIO), \
+            "close under a stalled completion: %r" % (err,)
+        assert secs < outage_test.BOUNDED, "close took %.1fs" % secs
+        write_chunk(a.mnt, "sc.pt", data)
+        c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), name="c")
+        read_back(row, c.mnt, "sc.pt", data)
+        row.observed = "close %s after %.1fs; nothing stored; whole rewrite ok" % (
+            errno.errorcode[err.errno], secs)
+        for d in (a, b, c):
+            d.unmount()
+    finally:
+        store.cleanup()
+
+
+def stalled_abort(ctx, row, script):
+    """A rejected chunk (12 of 16 MiB, chunk_sizes 16MiB) whose early-upload parts must be
+    aborted, with AbortMultipartUpload stalled: close() is EINVAL without waiting for the abort
+    (within blocking_timeout), nothing is stored, the whole chunk is stored next."""
+    store = outage_test.FaultStore(script, ctx.work)
+    try:
+        opts = {"blocking_timeout": str(outage_test.BLOCKING_TIMEOUT), "chunk_sizes": "16MiB",
+                "multipart_part_size": "5MiB"}
+        a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), opts, name="a")
+        store.control("/__fault/rules", json.dumps([
+            {"method": "DELETE", "query": "uploadId", "action": "stall", "seconds": 40,
+             "count": -1}]).encode())
+        data = chunk("stalled-abort", 16 * MIB)
+        t0 = time.monotonic()
+        err = None
+        try:
+            with open(os.path.join(a.mnt, "sa.pt"), "wb") as f:
+                f.write(data[:12 * MIB])
+        except OSError as e:
+            err = e
+        secs = time.monotonic() - t0
+        b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
+        if "sa.pt" in fault_listing(b.mnt):
+            row.partial += 1
+        assert err is not None and err.errno == errno.EINVAL, "short close: %r" % (err,)
+        assert secs < outage_test.BOUNDED, "close took %.1fs" % secs
+        write_chunk(a.mnt, "sa.pt", data)
+        c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), name="c")
+        read_back(row, c.mnt, "sa.pt", data)
+        store.recover()
+        row.observed = "write+close EINVAL in %.1fs; nothing stored; whole chunk next" % secs
+        for d in (a, b, c):
+            d.unmount()
+    finally:
+        store.cleanup()
+
+
 def reuse(fn, what):
     def run(ctx, row):
         fn(ctx)
@@ -283,6 +539,25 @@ SCENARIOS = [
      with_server(integrity_test.run, "as expected (integrity_test.run)")),
     ("list-token-loop", True, "readdir fails with EIO within bound", list_loop),
     ("wire-resets-408-503", True, "retried; right bytes", wire_faults),
+    ("subprocess-mid-chunk", False, "children's closes publish nothing; the writer's whole",
+     subprocess_mid_chunk),
+    ("shell-writers", False, "cat >, echo >, dd of=, tee, cp each publish the whole file",
+     shell_writers),
+    ("killed-half-written", False,
+     "chunk and temp file of a killed writer: nothing published, names and spool gone",
+     killed_half_written),
+    ("reader-during-write", False, "a chunk being written: ENOENT, unlisted; whole afterwards",
+     reader_during_write),
+    ("stalled-complete", True, "close ETIMEDOUT/EIO within blocking_timeout; nothing stored",
+     stalled_complete),
+    ("stalled-abort", True, "rejected chunk's close EINVAL without waiting for its abort",
+     stalled_abort),
+    ("emfile", False, "400 open readers, 256 descriptors: EMFILE, daemon lives, cache kept",
+     reuse(mount_edges_test.case_emfile, "as expected (mount_edges_test.case_emfile)")),
+    ("hung-credential-process", False,
+     "mount fails within credential_process_timeout_secs, command killed",
+     reuse(mount_edges_test.case_hung_credential_process,
+           "as expected (mount_edges_test.case_hung_credential_process)")),
 ] + tier_scenarios.SCENARIOS  # the bounded tier (issue 23)
 
 
@@ -310,7 +585,8 @@ def main():
         t0 = time.time()
         try:
             fn(ctx, row, script) if needs_server else fn(ctx, row)
-            row.result = "pass" if row.lost == 0 and row.corrupt == 0 else "FAIL"
+            bad = row.lost or row.corrupt or row.partial
+            row.result = "FAIL" if bad else "pass"
         except Exception as e:  # noqa: BLE001 - report and go on with the next scenario
             traceback.print_exc(limit=3)
             row.observed = "%s: %s" % (type(e).__name__, str(e)[:160])
@@ -321,12 +597,13 @@ def main():
         row.secs = time.time() - t0
         print("[%s] %s (%.1fs)" % (name, row.result, row.secs), flush=True)
         rows.append((name, row))
-    print("\n| scenario | expected | observed | bytes lost | bytes corrupt | result | s |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| scenario | expected | observed | partial objects | bytes lost | bytes corrupt "
+          "| result | s |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, r in rows:
-        print("| %s | %s | %s | %d | %d | %s | %.0f |" % (
-            name, r.expected, r.observed.replace("|", "/"), r.lost, r.corrupt, r.result,
-            r.secs))
+        print("| %s | %s | %s | %d | %d | %d | %s | %.0f |" % (
+            name, r.expected, r.observed.replace("|", "/"), r.partial, r.lost, r.corrupt,
+            r.result, r.secs))
     failed = sum(r.result != "pass" for _, r in rows)
     print("\n%d passed, %d failed (%.0fs)" % (len(rows) - failed, failed, time.time() - t_all))
     return 1 if failed else 0

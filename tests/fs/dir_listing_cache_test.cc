@@ -14,10 +14,11 @@ using std::chrono::seconds;
 
 class DirListingCacheTest : public ::testing::Test {
  protected:
-  DirListingCache Make(size_t max_entries = 100000) {
+  DirListingCache Make(size_t max_entries = 100000, size_t max_total_names = 200000) {
     DirListingCache::Options o;
     o.ttl = seconds(30);
     o.max_entries = max_entries;
+    o.max_total_names = max_total_names;
     o.misses_before_listing = 3;
     return DirListingCache(store_, o, [this] { return now_; });
   }
@@ -48,6 +49,24 @@ TEST_F(DirListingCacheTest, MissesTriggerOneListingThenAnswerLocally) {
   EXPECT_FALSE(c.KnownMissing("q/other"));    // another directory was never listed
   c.NoteMiss("p/m5");                         // answered by the fresh listing: no new LIST
   EXPECT_EQ(store_->Calls(StoreOp::kList), 1u);
+}
+
+TEST_F(DirListingCacheTest, NamesAcrossListingsStayWithinTheBound) {
+  // Three directories of 40 names, a bound of 100: the oldest listing goes for the newest.
+  for (const char* d : {"a/", "b/", "c/"}) {
+    for (int i = 0; i < 40; ++i) store_->PutObject(std::string(d) + std::to_string(i), "x");
+  }
+  DirListingCache c = Make(100000, /*max_total_names=*/100);
+  for (const char* d : {"a/", "b/", "c/"}) {
+    for (int i = 0; i < 3; ++i) c.NoteMiss(std::string(d) + "m" + std::to_string(i));
+    now_ += seconds(1);
+    EXPECT_LE(c.names_held(), 100u);
+  }
+  EXPECT_EQ(c.listings(), 3u);
+  EXPECT_EQ(c.names_held(), 80u);
+  EXPECT_FALSE(c.KnownMissing("a/m9"));  // dropped: asks the store again
+  EXPECT_TRUE(c.KnownMissing("b/m9"));
+  EXPECT_TRUE(c.KnownMissing("c/m9"));
 }
 
 TEST_F(DirListingCacheTest, AnEmptyDirectoryAnswersForEverythingBelowIt) {

@@ -36,7 +36,10 @@ class EnginesFsTest : public FsTestBase {
     std::vector<std::string> out;
     auto fh = fs_->OpenDir(dir);
     if (!fh.ok()) return out;
-    for (const DirEntry& e : **fs_->ReadDir(*fh)) {
+    auto entries = ReadAllDir(*fs_, *fh);
+    EXPECT_TRUE(entries.ok());
+    if (!entries.ok()) return out;
+    for (const DirEntry& e : *entries) {
       if (e.name != "." && e.name != "..") out.push_back(e.name + (e.is_dir ? "/" : ""));
     }
     fs_->ReleaseDir(*fh);
@@ -139,7 +142,9 @@ TEST_F(EnginesFsTest, RenameIntoADirectoryMadeAMomentAgo) {
     auto fh = (*other)->OpenDir(ino);
     ASSERT_TRUE(fh.ok());
     bool found = false;
-    for (const DirEntry& e : **(*other)->ReadDir(*fh)) found |= e.name == level && e.is_dir;
+    auto entries = ReadAllDir(**other, *fh);
+    ASSERT_TRUE(entries.ok());
+    for (const DirEntry& e : *entries) found |= e.name == level && e.is_dir;
     (*other)->ReleaseDir(*fh);
     EXPECT_TRUE(found) << level;
     auto e = (*other)->Lookup(ino, level);

@@ -17,6 +17,25 @@
 
 namespace kvfs {
 
+// readdir of a whole directory as getdents does it: from offset 0, `per_call` entries per call,
+// each call going on at the offset the last entry gave.
+inline Result<std::vector<DirEntry>> ReadAllDir(Filesystem& fs, uint64_t fh,
+                                                size_t per_call = 100) {
+  std::vector<DirEntry> all;
+  uint64_t off = 0;
+  for (;;) {
+    size_t n = 0;
+    KVFS_RETURN_IF_ERROR(fs.ReadDir(fh, off, [&](const DirEntry& e, uint64_t next) {
+      if (n == per_call) return false;
+      all.push_back(e);
+      off = next;
+      ++n;
+      return true;
+    }));
+    if (n == 0) return all;
+  }
+}
+
 class FsTestBase : public ::testing::Test {
  protected:
   void SetUp() override {
