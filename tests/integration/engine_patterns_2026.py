@@ -442,8 +442,9 @@ class DynamoKvbm:
     slots x block bytes is the tier's size (the file's). Thread-safe (the slot map is locked)."""
 
     name = "dynamo"
+    PROCESS_LOCAL = True  # the tier is gone with the process (engines_bench refills it)
 
-    def __init__(self, root, slots=64, block=1 << 20, zero_fill=False):
+    def __init__(self, root, slots=128, block=1 << 20, zero_fill=False):
         self.dir = os.path.join(root, "kvbm")
         os.makedirs(self.dir, exist_ok=True)  # create_dir_all(parent)
         self.block = block
@@ -460,7 +461,8 @@ class DynamoKvbm:
             raise
         os.unlink(self.file)  # after registration: freed at the last close
         self._lock = threading.Lock()
-        self._slot = {}
+        self._slot = {}  # block -> slot (KVBM's registry)
+        self._free = list(reversed(range(slots)))  # KVBM's free list
 
     def close(self):
         os.close(self.fd)
@@ -473,10 +475,14 @@ class DynamoKvbm:
             return h in self._slot
 
     def store(self, h, data):
+        if len(data) > self.block:
+            raise OSError(errno.EINVAL, "block of %d bytes in %d-byte slots" % (len(data), self.block))
         with self._lock:
             if h in self._slot:
                 return False
-            slot = self._slot[h] = len(self._slot) % self.slots
+            if not self._free:
+                raise OSError(errno.ENOSPC, "all %d slots used" % self.slots)
+            slot = self._slot[h] = self._free.pop()
         buf = aligned(data)
         try:
             n = os.pwrite(self.fd, memoryview(buf)[:len(data)], slot * self.block)
@@ -500,7 +506,8 @@ class DynamoKvbm:
 
     def evict(self, h):
         with self._lock:  # the block returns to KVBM's free list: no file-system call
-            self._slot.pop(h, None)
+            if h in self._slot:
+                self._free.append(self._slot.pop(h))
 
     def scan(self):
         return None
