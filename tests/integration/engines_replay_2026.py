@@ -37,6 +37,9 @@ def run(checks, a, b, store, size, ttl):
           lambda: check_vllm_probe(a.mnt, b.mnt))
     check("vLLM fs tier: a short read removes the chunk (unlink_policy remote: on both nodes)",
           lambda: check_vllm_short_read(a.mnt, b.mnt, size["vllm"], settle))
+    check("vLLM fs tier and SGLang fast_file: both nodes store the same 8 chunks at once (temp + "
+          "rename racing on one name): every store succeeds, every chunk reads back",
+          lambda: check_same_chunks_both_nodes(a.mnt, b.mnt, size, settle))
     check("SGLang direct_io: a page read short is an error and stays (no delete)",
           lambda: check_sglang_dio_short(a.mnt, b.mnt, size["sglang_dio"], settle))
     check("SGLang fast_file: os.replace over a page of another size is EEXIST (documented), "
@@ -84,6 +87,21 @@ def check_vllm_short_read(mnt_a, mnt_b, n, settle):
         assert time.time() < deadline, "A still finds the chunk B removed"
         settle()
     dt.ok("short read -> unlink on B -> gone on A (unlink_policy remote)")
+
+
+def check_same_chunks_both_nodes(mnt_a, mnt_b, size, settle):
+    import concurrent.futures as cf
+    for cls in (ep2.VllmFs, ep2.SglangFastFile):
+        ea, eb = cls(mnt_a), cls(mnt_b)
+        n, hs = size[ea.name], range(220, 228)
+        with cf.ThreadPoolExecutor(8) as pool:
+            futs = [pool.submit(e.store, h, ep.payload(h, n)) for h in hs for e in (ea, eb)]
+            for f in futs:
+                f.result()  # vLLM: EEXIST from the rename is "already stored"; a raise fails
+        settle()
+        for e in (ea, eb):
+            for h in hs:
+                assert e.load(h, n) == ep.payload(h, n), "%s: chunk %d" % (e.name, h)
 
 
 def check_sglang_dio_short(mnt_a, mnt_b, n, settle):
