@@ -15,7 +15,6 @@ import daemon_test as dt
 import engine_patterns as ep
 import engine_patterns_2026 as ep2
 
-MIB = 1 << 20
 # check name -> reason: run, reported as XFAIL (or XPASS) without failing the run.
 EXPECTED_FAILURES = {}
 
