@@ -36,6 +36,9 @@ def run(checks, a, b, store, size, ttl):
           lambda: check_vllm_probe(a.mnt, b.mnt))
     check("vLLM fs tier: a short read removes the chunk (unlink_policy remote: on both nodes)",
           lambda: check_vllm_short_read(a.mnt, b.mnt, size["vllm"], settle))
+    check("vLLM fs tier: cold one-read O_DIRECT loads of 16 MiB chunks on B (4 threads) are "
+          "whole (a short read would make vLLM delete the chunk)",
+          lambda: check_vllm_big_cold(a.mnt, b.mnt, settle))
     check("vLLM fs tier and SGLang fast_file: both nodes store the same 8 chunks at once (temp + "
           "rename racing on one name): every store succeeds, every chunk reads back",
           lambda: check_same_chunks_both_nodes(a.mnt, b.mnt, size, settle))
@@ -86,6 +89,21 @@ def check_vllm_short_read(mnt_a, mnt_b, n, settle):
         assert time.time() < deadline, "A still finds the chunk B removed"
         settle()
     dt.ok("short read -> unlink on B -> gone on A (unlink_policy remote)")
+
+
+def check_vllm_big_cold(mnt_a, mnt_b, settle):
+    import concurrent.futures as cf
+    va, vb = ep2.VllmFs(mnt_a), ep2.VllmFs(mnt_b)
+    n, hs = 16 << 20, range(240, 244)
+    for h in hs:
+        assert va.store(h, ep.payload(h, n))
+    settle()
+    with cf.ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda h: vb.load(h, n), hs))
+    for h, data in zip(hs, got):
+        assert data == ep.payload(h, n), "chunk %d differs" % h
+    for h in hs:
+        vb.evict(h)  # keep the bucket small for the checks after this one
 
 
 def check_same_chunks_both_nodes(mnt_a, mnt_b, size, settle):
