@@ -4,7 +4,10 @@
 The engines' I/O is tests/integration/engine_patterns.py (llm-d nested hash trees with temp +
 rename-before-close, SGLang HiCacheFile flat pages with temp + os.replace, LMCache GDS header +
 data + metadata files in two-level hash directories, LMCache MP fs_native/fs:// flat temp +
-rename over two base paths); see docs/engines.md. Prints one JSON object per measurement, with
+rename over two base paths) and engine_patterns_2026.py (vLLM 0.33.0's fs tier with O_DIRECT temp +
+rename and access() lookups, SGLang HiCacheFile direct_io O_DIRECT pages under their final names,
+SGLang fast_file O_EXCL temps + writev/readv of 64 buffers, Dynamo KVBM's unlinked scratch file
+read and written O_DIRECT at offsets, Dynamo new_at_path named files); see docs/engines.md. Prints one JSON object per measurement, with
 the fields kvbench.py uses (mib_s, ops_s, seconds, errors, verify_errors) and phase
 "engine_<engine>_<workload>"; the page size is `page_mib` (not size_mib, so these rows stay out
 of the chunk-size tables).
@@ -15,7 +18,10 @@ Workloads (--phases, in this order, for every engine and thread count):
   read_warm    the same loads again
   lookup_miss  the engine's existence check of pages that do not exist, for --lookup-seconds
 Names are deterministic in (--tag, engine, threads, index): write and read phases may run in
-separate invocations with a remount in between (run.sh does).
+separate invocations with a remount in between (run.sh does). Dynamo KVBM's scratch tier lives
+only in its process (an unlinked file and an in-memory block map), so an invocation without the
+write phase first stores its pages, untimed, and its read rows read the node's own spool file,
+never the store (its rows carry scope "process-local").
 """
 import argparse
 import hashlib
@@ -79,6 +85,11 @@ def main():
             ids = page_ids(a.tag, name, threads, a.pages)
             datas = {h: ep.payload(h, n) for h in ids} if "write" in phases else {}
             rec = {"engine": name, "page_mib": sizes[name], "threads": threads}
+            if getattr(eng, "PROCESS_LOCAL", False):
+                rec["scope"] = "process-local"
+                if "write" not in phases:  # its tier died with the writing process: refill
+                    for h in ids:
+                        eng.store(h, ep.payload(h, n))
             for ph in phases:
                 key = f"engine_{name}_{ph}"
                 if ph == "write":

@@ -16,7 +16,8 @@
 #   --reps N              repetitions (default 3)
 #   --lookup-seconds S    duration of each lookup measurement (default 2)
 #   --engines LIST        engine patterns measured too (bench/engines_bench.py: write, cold and
-#                         warm read, missed lookups): llmd,sglang,gds,mp (default); none: skip
+#                         warm read, missed lookups): llmd,sglang,gds,mp,vllm,sglang_dio,
+#                         fastfile,dynamo,dynamo_path (default); none: skip
 #   --engine-pages N      pages per engine and thread count (default 16)
 #   --part-mib N          raw_s3 ranged-GET part size (default 8)
 #   --kvfs PATH           kvfs binary (default: build/kvfs, build-bench/..., else built here)
@@ -40,7 +41,7 @@ CMDLINE="bench/run.sh $*"
 ENDPOINT="" CEPH_CONF="" SYSTEMS=kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
 SIZES=8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
 PART_MIB=8 KVFS_BIN="" KVFS_CACHE_SIZE=4294967296 KVFS_YAML="" OUT="" RESULTS_MD=$BENCH/RESULTS.md INSTALL=1
-LOOPBACK_GBIT="" SHAPED=0 ENGINES=llmd,sglang,gds,mp ENGINE_PAGES=16
+LOOPBACK_GBIT="" SHAPED=0 ENGINES=llmd,sglang,gds,mp,vllm,sglang_dio,fastfile,dynamo,dynamo_path ENGINE_PAGES=16
 while [ $# -gt 0 ]; do
   case "$1" in
     --endpoint) ENDPOINT=$2; shift ;;

@@ -345,3 +345,10 @@ ENGINES = {"llmd": LlmD, "sglang": Sglang, "gds": LmcacheGds, "mp": LmcacheMp}
 # tokens per file, SGLang 64-token pages, LMCache 256-token chunks (8B model, bf16, TP1: 32 MiB;
 # kept smaller here so a run stays short).
 DEFAULT_MIB = {"llmd": 8, "sglang": 2, "gds": 8, "mp": 8}
+
+# The engines as they ship in 2026-11 (vLLM 0.33.0 fs tier, SGLang direct_io and fast_file,
+# Dynamo KVBM): engine_patterns_2026.py, which uses the helpers above.
+import engine_patterns_2026 as _current  # noqa: E402
+
+ENGINES.update(_current.ENGINES)
+DEFAULT_MIB.update(_current.DEFAULT_MIB)
