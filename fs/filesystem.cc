@@ -51,7 +51,7 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
                                                   return HoldsWritableFd(tgid, ino, n);
                                                 }}
                                  : ProcessProbe{}),
-      unlinked_(options_.metadata_cache_max_entries) {
+      unlinked_(UnlinkedNames::kDefaultMaxEntries) {
   if (!probe_.exiting) {
     spdlog::warn(
         "kvfs: /proc does not show this daemon's own pid namespace: closes by dying processes "

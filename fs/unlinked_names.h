@@ -25,6 +25,8 @@ namespace kvfs {
 
 class UnlinkedNames {
  public:
+  // The daemon's bound: 131,072 names (~20 MiB with 100-byte keys and their ETags).
+  static constexpr size_t kDefaultMaxEntries = size_t{1} << 17;
   explicit UnlinkedNames(size_t max_entries) : max_entries_(max_entries) {}
 
   // The name of `info` (info.key) was unlinked here while its object was `info`.

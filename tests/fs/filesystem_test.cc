@@ -168,7 +168,9 @@ TEST_F(FilesystemTest, UnlinkLocalHidesTheNameOnThisNodeOnly) {
     auto dh = fs_->OpenDir(1);
     EXPECT_TRUE(dh.ok());
     std::vector<std::string> names;
-    for (const auto& e : **fs_->ReadDir(*dh)) names.push_back(e.name);
+    auto entries = ReadAllDir(*fs_, *dh);
+    EXPECT_TRUE(entries.ok());
+    for (const auto& e : *entries) names.push_back(e.name);
     fs_->ReleaseDir(*dh);
     return names;
   };
