@@ -183,7 +183,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.error(rule.get("status", 503), rule.get("code", "SlowDown"), "injected")
         if action == "reset" and self.command != "GET":
             return self.kill_connection(rst=True)
-        if action == "stall" and self.command != "GET":
+        # Object GETs stall in get_object (after their headers, if asked); everything else - LISTs
+        # (a bucket GET) included - here.
+        if action == "stall" and (self.command != "GET" or not key):
             time.sleep(rule.get("seconds", 30))
             return self.kill_connection(rst=False)
         if self.command == "GET" and key:
