@@ -41,7 +41,7 @@ CMDLINE="bench/run.sh $*"
 ENDPOINT="" CEPH_CONF="" SYSTEMS=kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
 SIZES=8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
 PART_MIB=8 KVFS_BIN="" KVFS_CACHE_SIZE=4294967296 KVFS_YAML="" OUT="" RESULTS_MD=$BENCH/RESULTS.md INSTALL=1
-LOOPBACK_GBIT="" SHAPED=0 ENGINES=llmd,sglang,gds,mp,vllm,sglang_dio,fastfile,dynamo,dynamo_path ENGINE_PAGES=16
+LOOPBACK_GBIT="" SHAPED=0 ENGINES=llmd,llmd022,sglang,gds,mp,vllm,sglang_dio,fastfile,dynamo,dynamo_path ENGINE_PAGES=16
 while [ $# -gt 0 ]; do
   case "$1" in
     --endpoint) ENDPOINT=$2; shift ;;

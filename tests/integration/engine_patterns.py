@@ -143,6 +143,80 @@ class LlmD:
         return 0
 
 
+class LlmD022(LlmD):
+    """llm-d fs backend 0.22, the final (frozen) release: llm-d/llm-d-kv-cache
+    kv_connectors/llmd_fs_backend csrc/storage/backends/fs_io/file_io.cpp @97b72cc0,
+    llmd_fs_backend/file_mapper.py (docs/engines.md). The 0.22 layout (the one vLLM kept), an
+    ofstream temp opened O_WRONLY|O_CREAT|O_TRUNC written by one writev through its 1 MiB
+    buffer, the rename while the descriptor is open, and a tail read (lseek END, lseek to
+    size - read_size, one read)."""
+
+    name = "llmd022"
+
+    def __init__(self, root, group=0):
+        digest = hashlib.sha256(MODEL.encode()).hexdigest()[:12]
+        self.model_dir = os.path.join(root, "%s_%s" % (MODEL.replace("/", "_"), digest))
+        self.base = self.model_dir + "_r0"
+        self.group = group
+
+    def path(self, h):
+        k = hexhash(h)
+        return os.path.join(self.base, k[:3], "%s_g%d" % (k[3:5], self.group), k + ".bin")
+
+    def write_config(self):
+        cfg = os.path.join(self.model_dir, "config.json")
+        os.makedirs(self.model_dir, exist_ok=True)
+        if not os.path.exists(cfg):  # open("w") if missing
+            with open(cfg, "w") as f:
+                f.write('{"model": "%s", "block_size": 16}\n' % MODEL)
+
+    def store(self, h, data):
+        target = self.path(h)
+        try:  # ifstream(dst).good(): open(O_RDONLY) + close, no read; exists -> atime, skip
+            os.close(os.open(target, os.O_RDONLY))
+            utimensat_atime_now(target)
+            return False
+        except FileNotFoundError:
+            pass
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        self.write_config()
+        tmp = "%s_%d.tmp" % (target, 2718281828)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            mib = 1 << 20  # the stream's 1 MiB buffer: the slice leaves in one writev
+            os.writev(fd, [data[off:off + mib] for off in range(0, len(data), mib)])
+            os.rename(tmp, target)  # before the close
+        except OSError:
+            os.close(fd)
+            try:
+                os.remove(tmp)  # remove(tmp) only on an error
+            except FileNotFoundError:
+                pass
+            raise
+        os.close(fd)
+        return True
+
+    def load(self, h, n):
+        p = self.path(h)
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            size = os.lseek(fd, 0, os.SEEK_END)  # ifstream(ios::ate)
+            if size < n:
+                raise OSError(errno.EIO, "file shorter than asked: %d < %d" % (size, n), p)
+            os.lseek(fd, size - n, os.SEEK_SET)  # the tail: the blocks it needs
+            data = b""
+            while len(data) < n:
+                got = os.read(fd, n - len(data))
+                if not got:
+                    break
+                data += got
+        finally:
+            os.close(fd)
+        if len(data) != n:
+            raise OSError(errno.EIO, "short read %d of %d" % (len(data), n), p)
+        return data
+
+
 class Sglang:
     """SGLang HiCacheFile (python/sglang/srt/mem_cache/hicache_storage.py) with its LRU evictor."""
 
@@ -340,11 +414,11 @@ class LmcacheMp:
         return {f for b in self.bases for f in os.listdir(b) if f.endswith(".data")}
 
 
-ENGINES = {"llmd": LlmD, "sglang": Sglang, "gds": LmcacheGds, "mp": LmcacheMp}
+ENGINES = {"llmd": LlmD, "llmd022": LlmD022, "sglang": Sglang, "gds": LmcacheGds, "mp": LmcacheMp}
 # Page/chunk sizes each engine writes in a typical setup (bench defaults): llm-d 4 blocks of 16
 # tokens per file, SGLang 64-token pages, LMCache 256-token chunks (8B model, bf16, TP1: 32 MiB;
 # kept smaller here so a run stays short).
-DEFAULT_MIB = {"llmd": 8, "sglang": 2, "gds": 8, "mp": 8}
+DEFAULT_MIB = {"llmd": 8, "llmd022": 8, "sglang": 2, "gds": 8, "mp": 8}
 
 # The engines as they ship in 2026-11 (vLLM 0.33.0 fs tier, SGLang direct_io and fast_file,
 # Dynamo KVBM): engine_patterns_2026.py, which uses the helpers above.

@@ -51,8 +51,8 @@ class Checks:
 
 
 def engines(root):
-    return [ep.LlmD(root), ep.Sglang(root), ep.LmcacheGds(root, use_mmap=False),
-            ep.LmcacheMp(root), ep2.VllmFs(root), ep2.SglangDirectIo(root),
+    return [ep.LlmD(root), ep.LlmD022(root), ep.Sglang(root),
+            ep.LmcacheGds(root, use_mmap=False), ep.LmcacheMp(root), ep2.VllmFs(root), ep2.SglangDirectIo(root),
             ep2.SglangFastFile(root), ep2.DynamoKvbmAtPath(root)]
 
 
