@@ -192,8 +192,11 @@ class Bench:
         sys.stderr.write(r.stdout + r.stderr)
         if r.returncode != 0:
             raise RuntimeError("rgw.sh start failed")
+        with open("/etc/hosts", "rb") as f:
+            text = f.read()
         with open("/etc/hosts", "a") as f:
-            f.write(f"127.0.0.1 {S3_BUCKET}.{DNS_NAME} {HOSTS_MARK} {os.getpid()}\n")
+            sep = "" if not text or text.endswith(b"\n") else "\n"
+            f.write(f"{sep}127.0.0.1 {S3_BUCKET}.{DNS_NAME} {HOSTS_MARK} {os.getpid()}\n")
         self.hosts_added = True
         # A fresh RGW is slow on its first writes (pools come up): not for the first row to pay.
         subprocess.run([sys.executable, os.path.join(HERE, "s3util.py"), "warmup", "lmcb-warmup"],
@@ -377,7 +380,8 @@ def markdown(records, meta, o, command):
            f"{o.miss_keys} keys x {o.miss_rounds} rounds",
            "- LMCache 0.5.6 `S3L2Adapter` (virtual-hosted, HTTP/1.1, no TLS) to a private RGW; "
            "`FSL2Adapter` on a kvfs mount of the same RGW "
-           f"({'page cache dropped before loads' if not o.no_drop_caches else 'page cache NOT dropped'})",
+           + ("(page cache NOT dropped)" if o.no_drop_caches
+              else "(page cache dropped before loads)"),
            "", "Command:", "", "```", command, "```", ""]
     load = float(meta["loadavg_start"][0])
     if o.reps < 3 or load > 0.5 * (meta["nproc"] or 1):
