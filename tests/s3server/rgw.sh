@@ -11,6 +11,8 @@
 #        KVFS_OSD_STORE     memstore | bluestore            (default memstore)
 #        KVFS_MEMSTORE_BYTES memstore capacity, RAM used only as written (default 8 GiB)
 #        KVFS_RGW_ACCESS_KEY / KVFS_RGW_SECRET_KEY          test user credentials
+#        KVFS_RGW_DNS_NAME  rgw_dns_name: the host name under which RGW takes `<bucket>.<name>`
+#                           as virtual-hosted style (default 127.0.0.1: path style only)
 # Two clusters on one machine need different ports AND dirs.
 #
 # Traps this script avoids (see the Ceph notes): the OSD key must exist before `ceph-osd --mkfs`
@@ -106,7 +108,7 @@ osd max object namespace len = 64
 [client.rgw.a]
 keyring = $CEPH_DIR/rgw/keyring
 rgw frontends = beast endpoint=127.0.0.1:$RGW_PORT tcp_nodelay=1
-rgw dns name = 127.0.0.1
+rgw dns name = ${KVFS_RGW_DNS_NAME:-127.0.0.1}
 rgw enable usage log = false
 rgw thread pool size = 128
 CONF
