@@ -6,6 +6,7 @@ import errno
 import os
 import time
 
+from bounded_tier_test import wait_for as _wait  # one deadline poll for both
 from daemon_test import MIB, Daemon, chunk, write_chunk
 
 CAP_MIB = 16
@@ -22,16 +23,6 @@ def _names(store):
 
 def _tier(node):
     return {k: v for k, v in node.stats().items() if k.startswith("kvfs_tier_")}
-
-
-def _wait(fn, what, timeout):
-    deadline = time.time() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        assert time.time() < deadline, "not within %.0f s: %s" % (timeout, what)
-        time.sleep(0.2)
 
 
 def _nodes(ctx, store, names):
