@@ -19,6 +19,9 @@
 #                         warm read, missed lookups): llmd,sglang,gds,mp,vllm,sglang_dio,
 #                         fastfile,dynamo,dynamo_path (default); none: skip
 #   --engine-pages N      pages per engine and thread count (default 16)
+#   --fleet yes|no        kvfs at scale too (bench/fleet_bench.py: 64 readers on one mount, names
+#                         in one prefix up to 40k with 1M extrapolated, 4 mounts sharing chunks;
+#                         default yes when kvfs runs)
 #   --part-mib N          raw_s3 ranged-GET part size (default 8)
 #   --kvfs PATH           kvfs binary (default: build/kvfs, build-bench/..., else built here)
 #   --kvfs-cache-size B   kvfs cache_size in bytes (default 4294967296)
@@ -41,7 +44,7 @@ CMDLINE="bench/run.sh $*"
 ENDPOINT="" CEPH_CONF="" SYSTEMS=kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
 SIZES=8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
 PART_MIB=8 KVFS_BIN="" KVFS_CACHE_SIZE=4294967296 KVFS_YAML="" OUT="" RESULTS_MD=$BENCH/RESULTS.md INSTALL=1
-LOOPBACK_GBIT="" SHAPED=0 ENGINES=llmd,llmd022,sglang,gds,mp,vllm,sglang_dio,fastfile,dynamo,dynamo_path ENGINE_PAGES=16
+LOOPBACK_GBIT="" SHAPED=0 FLEET=yes ENGINES=llmd,llmd022,sglang,gds,mp,vllm,sglang_dio,fastfile,dynamo,dynamo_path ENGINE_PAGES=16
 while [ $# -gt 0 ]; do
   case "$1" in
     --endpoint) ENDPOINT=$2; shift ;;
@@ -56,6 +59,7 @@ while [ $# -gt 0 ]; do
     --lookup-seconds) LOOKUP_SECONDS=$2; shift ;;
     --engines) ENGINES=$2; shift ;;
     --engine-pages) ENGINE_PAGES=$2; shift ;;
+    --fleet) FLEET=$2; shift ;;
     --part-mib) PART_MIB=$2; shift ;;
     --kvfs) KVFS_BIN=$2; shift ;;
     --kvfs-cache-size) KVFS_CACHE_SIZE=$2; shift ;;
@@ -389,9 +393,15 @@ for s in "${RUNNABLE[@]}"; do
   "${S3UTIL[@]}" rb "$b" >>"$OUT/logs/s3util.log" 2>&1
 done
 say "runs done in $(($(date +%s) - T0)) s"
+if [ "$FLEET" = yes ] && [[ " ${RUNNABLE[*]} " == *" kvfs "* ]]; then
+  say "scale: bench/fleet_bench.py"
+  python3 "$BENCH/fleet_bench.py" --kvfs "$KVFS_BIN" --endpoint "$ENDPOINT" \
+    --out "$OUT/fleet.jsonl" >>"$OUT/logs/fleet.log" 2>&1 ||
+    say "fleet_bench reported errors (see $OUT/logs/fleet.log)"
+fi
 
 # --- 6. report ---
 if [ "$RESULTS_MD" != "-" ]; then
   "$(report_python)" "$BENCH/report.py" --results "$RESULTS" --meta "$OUT/meta.json" --md "$RESULTS_MD" \
-    --png "${RESULTS_MD%.md}.png" && say "report: $RESULTS_MD"
+    --fleet "$OUT/fleet.jsonl" --png "${RESULTS_MD%.md}.png" && say "report: $RESULTS_MD"
 fi

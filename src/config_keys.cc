@@ -79,6 +79,8 @@ std::vector<ConfigKey> BuildTable() {
       "max_inflight", [](KvfsConfig & c) -> auto& { return c.s3.max_inflight; }, 1, 4096));
   t.push_back(IntKey(
       "max_connections", [](KvfsConfig & c) -> auto& { return c.s3.max_connections; }, 1, 4096));
+  t.push_back(IntKey(
+      "http_loops", [](KvfsConfig & c) -> auto& { return c.s3.http_loops; }, 1, 16));
   t.push_back(DurationKey(
       "connect_timeout_ms", [](KvfsConfig & c) -> auto& { return c.s3.connect_timeout_ms; }, 1, 1,
       3'600'000));

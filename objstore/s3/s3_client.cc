@@ -16,8 +16,10 @@ void S3Call::SetBody(std::string data) {
   has_body = true;
 }
 
-S3Client::~S3Client() {
-  if (engine_) engine_->Shutdown();
+S3Client::~S3Client() { Shutdown(); }
+
+void S3Client::Shutdown() {
+  for (const auto& e : engines_) e->Shutdown();
 }
 
 RequestContext S3Client::Context(const std::string& operation, const std::string& key) const {
@@ -42,6 +44,7 @@ void S3Client::Execute(std::shared_ptr<S3Call> call) {
       call->deadline_source = ThreadDeadlineSource();
     }
   }
+  call->loop = next_loop_.fetch_add(1, std::memory_order_relaxed) % engines_.size();
   StartAttempt(std::move(call));
 }
 
@@ -81,7 +84,7 @@ void S3Client::StartAttempt(std::shared_ptr<S3Call> call) {
         std::to_string(probe_in_ms) + " ms (circuit_breaker_cooldown_ms=" +
         std::to_string(options_.circuit_breaker_cooldown_ms) + ")");
     // On the loop thread, like every completion: the caller may hold locks its callback takes.
-    engine_->RunAfter(0, [this, call, st] { Finish(call, st, nullptr); });
+    LoopOf(*call)->RunAfter(0, [this, call, st] { Finish(call, st, nullptr); });
     return;
   }
   // S3 Express: CopyObject (and HeadBucket) are signed with the IAM credentials, every other
@@ -92,7 +95,7 @@ void S3Client::StartAttempt(std::shared_ptr<S3Call> call) {
   if (!creds.ok()) {  // expired and not refreshed: fail, never sign with what we know is stale
     Status st(creds.status().code(), call->operation + " " + S3Uri(options_.bucket, call->key) +
                                          ": " + creds.status().message());
-    engine_->RunAfter(0, [this, call, st] { Finish(call, st, nullptr); });
+    LoopOf(*call)->RunAfter(0, [this, call, st] { Finish(call, st, nullptr); });
     return;
   }
   ++call->attempts;
@@ -137,7 +140,7 @@ void S3Client::StartAttempt(std::shared_ptr<S3Call> call) {
   ex->done = [this, call](std::unique_ptr<HttpExchange> done_ex) {
     OnAttemptDone(call, std::move(done_ex));
   };
-  engine_->Submit(std::move(ex));
+  LoopOf(*call)->Submit(std::move(ex));
 }
 
 Status S3Client::DefaultCheck(const S3Call& call, const HttpExchange& ex) const {
@@ -205,7 +208,7 @@ void S3Client::OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpE
       spdlog::debug("s3: {} {} attempt {} failed, retrying in {} ms: {}", call->operation,
                     S3Uri(options_.bucket, call->key), call->attempts, *delay, st.ToString());
       retries_.fetch_add(1, std::memory_order_relaxed);
-      engine_->RunAfter(*delay, [this, call] { StartAttempt(call); });
+      LoopOf(*call)->RunAfter(*delay, [this, call] { StartAttempt(call); });
       return;
     }
     if (call->attempts < policy_->options().max_attempts &&

@@ -5,12 +5,17 @@
 // while the endpoint is down (circuit_breaker_failures). The ObjectStore methods (s3_store.cc) and
 // the GET state machine (s3_get.cc) are built on it.
 //
-// Thread-safe: Execute() may be called from any thread; calls' hooks run on the loop thread.
+// Calls are spread round-robin over `http_loops` HttpEngines (loop threads); every attempt, timer
+// and hook of one call runs on the loop of that call, so a call's state is touched by one thread
+// at a time, while different calls' bytes are received on different cores.
+//
+// Thread-safe: Execute() may be called from any thread; calls' hooks run on their loop thread.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "objstore/s3/backoff.h"
 #include "objstore/s3/circuit_breaker.h"
@@ -52,6 +57,7 @@ struct S3Call {
   int64_t deadline_ms = 0;
   int64_t started_ms = 0;
   std::string deadline_source;  // the setting that set deadline_ms, for messages
+  size_t loop = 0;              // index of the HttpEngine that runs every attempt
 };
 
 class S3Client {
@@ -61,7 +67,7 @@ class S3Client {
   ~S3Client();  // Shutdown()
   // Cancels what is queued or in flight (callbacks see kCancelled) and stops the loop thread.
   // Idempotent; afterwards every request fails at once with kCancelled.
-  void Shutdown() { engine_->Shutdown(); }
+  void Shutdown();
 
   void Execute(std::shared_ptr<S3Call> call);
 
@@ -80,7 +86,11 @@ class S3Client {
   const S3Options& options() const { return options_; }
   const Endpoint& endpoint() const { return endpoint_; }
   CredentialProvider* credentials() const { return credentials_.get(); }
-  HttpEngine* engine() const { return engine_.get(); }
+  // Runs `fn` after `delay_ms` on a loop thread (the first loop's), for steps that are not one
+  // call's retry: see HttpEngine::RunAfter.
+  void RunAfter(int64_t delay_ms, std::function<void()> fn) {
+    engines_.front()->RunAfter(delay_ms, std::move(fn));
+  }
   Clock* clock() const { return policy_->clock(); }
   RetryPolicy* policy() const { return policy_.get(); }
   StoreStats Stats() const;
@@ -89,6 +99,7 @@ class S3Client {
   S3Client(const S3Options& options, Endpoint endpoint,
            std::shared_ptr<CredentialProvider> credentials,
            std::shared_ptr<CredentialProvider> data_credentials);
+  HttpEngine* LoopOf(const S3Call& call) const { return engines_[call.loop].get(); }
   void StartAttempt(std::shared_ptr<S3Call> call);
   void OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpExchange> ex);
   void Finish(const std::shared_ptr<S3Call>& call, Status st, std::unique_ptr<HttpExchange> ex);
@@ -108,7 +119,9 @@ class S3Client {
   std::atomic<uint64_t> retries_{0};
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> in_flight_{0};
-  std::unique_ptr<HttpEngine> engine_;  // last: destroyed first, while the rest is still valid
+  std::atomic<size_t> next_loop_{0};
+  // Last: destroyed first, while the rest is still valid. Never empty after Create.
+  std::vector<std::unique_ptr<HttpEngine>> engines_;
 };
 
 }  // namespace kvfs::s3

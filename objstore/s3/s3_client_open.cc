@@ -70,14 +70,20 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& given) {
   }
   std::unique_ptr<S3Client> client(
       new S3Client(options, std::move(ep), std::move(creds), std::move(data_creds)));
+  // Each loop gets its share of the request and connection bounds (rounded up), so the totals
+  // stay what the settings say within one per loop.
+  const int loops = std::max(1, options.http_loops);
   HttpEngine::Options eo;
-  eo.max_inflight = std::max(1, options.max_inflight);
-  eo.max_connections = std::max(1, options.max_connections);
+  eo.max_inflight = std::max(1, (options.max_inflight + loops - 1) / loops);
+  eo.max_connections = std::max(1, (options.max_connections + loops - 1) / loops);
   eo.verify_tls = options.verify_tls;
   eo.ca_bundle = ResolveCaBundle(options);
   eo.prefer_http2 = options.prefer_http2;
   eo.clock = client->clock();
-  KVFS_ASSIGN_OR_RETURN(client->engine_, HttpEngine::Create(eo));
+  for (int i = 0; i < loops; i++) {
+    KVFS_ASSIGN_OR_RETURN(std::unique_ptr<HttpEngine> engine, HttpEngine::Create(eo));
+    client->engines_.push_back(std::move(engine));
+  }
   return client;
 }
 

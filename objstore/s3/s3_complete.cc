@@ -147,7 +147,7 @@ class CompleteOp : public std::enable_shared_from_this<CompleteOp> {
         return self->Finish(
             failure.Annotate("after " + std::to_string(self->attempts_) + " attempts"));
       }
-      self->client_->engine()->RunAfter(*delay, [self] { self->Attempt(); });
+      self->client_->RunAfter(*delay, [self] { self->Attempt(); });
     });
   }
 

@@ -46,8 +46,11 @@ struct S3Options {
   // process group and the fetch fails naming this setting (the AWS CLI waits forever).
   int credential_process_timeout_secs = 60;
 
-  int max_inflight = 64;              // requests in flight at once (curl multi handles)
-  int max_connections = 64;           // kept-alive connections in the pool
+  int max_inflight = 64;     // requests in flight at once (curl multi handles)
+  int max_connections = 64;  // kept-alive connections in the pool
+  // HTTP loop threads: calls are spread over them, each with its share of max_inflight and
+  // max_connections, so receiving and checksumming bytes is not bound to one core.
+  int http_loops = 2;
   int connect_timeout_ms = 5000;      // TCP + TLS connect
   int stall_timeout_ms = 10000;       // a transfer with no progress for this long is aborted
   int operation_timeout_ms = 100000;  // overall per operation, retries included

@@ -71,6 +71,7 @@ secret_access_key: s3cr3t
 session_token: t0k3n
 max_inflight: 128
 max_connections: 96
+http_loops: 3
 connect_timeout_ms: 2s
 stall_timeout_ms: 15000
 operation_timeout_ms: 2m
@@ -121,6 +122,7 @@ log_level: warning
   EXPECT_EQ(c->s3.credentials.source, kFile);
   EXPECT_EQ(c->s3.max_inflight, 128);
   EXPECT_EQ(c->s3.max_connections, 96);
+  EXPECT_EQ(c->s3.http_loops, 3);
   EXPECT_EQ(c->s3.connect_timeout_ms, 2000);
   EXPECT_EQ(c->s3.stall_timeout_ms, 15000);
   EXPECT_EQ(c->s3.operation_timeout_ms, 120'000);

@@ -4,7 +4,10 @@
 
 #include <cstdlib>
 #include <future>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "objstore/s3/s3_store.h"
@@ -166,6 +169,40 @@ TEST_F(S3SmokeTest, ConditionalCreate) {
   Result<ObjectInfo> head = store_->Head("chunk");
   ASSERT_TRUE(head.ok());
   EXPECT_EQ(head->size, 3u);
+}
+
+// Requests are spread over the HTTP loops (http_loops): streamed GETs deliver their bytes on more
+// than one thread, and every byte is still the object's.
+TEST_F(S3SmokeTest, RequestsSpreadOverHttpLoops) {
+  S3Options o = options_;
+  o.http_loops = 3;
+  Result<std::shared_ptr<ObjectStore>> s = NewS3Store(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const std::string data = Pattern(3 << 20, 7);
+  ASSERT_TRUE((*s)->Put("spread", Body::FromMemory(data.data(), data.size())).ok());
+  constexpr int kGets = 9;
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  std::vector<std::string> got(kGets);
+  std::vector<std::promise<Result<uint64_t>>> done(kGets);
+  for (int i = 0; i < kGets; ++i) {
+    (*s)->GetStreamAsync(
+        Req("spread", 0, data.size()),
+        [&, i](const char* p, size_t n) {
+          std::lock_guard<std::mutex> l(mu);
+          threads.insert(std::this_thread::get_id());
+          got[i].append(p, n);
+          return Status::OK();
+        },
+        [&, i](Result<uint64_t> r) { done[i].set_value(std::move(r)); });
+  }
+  for (int i = 0; i < kGets; ++i) {
+    Result<uint64_t> r = done[i].get_future().get();
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(got[i], data) << "GET " << i;
+  }
+  EXPECT_GE(threads.size(), 2u);
+  EXPECT_TRUE((*s)->Delete("spread").ok());
 }
 
 TEST_F(S3SmokeTest, MultipartFromFile) {
