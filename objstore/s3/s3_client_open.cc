@@ -70,17 +70,20 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& given) {
   }
   std::unique_ptr<S3Client> client(
       new S3Client(options, std::move(ep), std::move(creds), std::move(data_creds)));
-  // Each loop gets its share of the request and connection bounds (rounded up), so the totals
-  // stay what the settings say within one per loop.
-  const int loops = std::max(1, options.http_loops);
-  HttpEngine::Options eo;
-  eo.max_inflight = std::max(1, (options.max_inflight + loops - 1) / loops);
-  eo.max_connections = std::max(1, (options.max_connections + loops - 1) / loops);
-  eo.verify_tls = options.verify_tls;
-  eo.ca_bundle = ResolveCaBundle(options);
-  eo.prefer_http2 = options.prefer_http2;
-  eo.clock = client->clock();
+  // The loops split the request and connection bounds exactly, so the totals stay what the
+  // settings say (a max_inflight or max_connections of 1 means one loop).
+  const int loops = std::clamp(
+      options.http_loops, 1, std::max(1, std::min(options.max_inflight, options.max_connections)));
+  const int inflight = std::max(loops, options.max_inflight);
+  const int connections = std::max(loops, options.max_connections);
   for (int i = 0; i < loops; i++) {
+    HttpEngine::Options eo;
+    eo.max_inflight = inflight / loops + (i < inflight % loops ? 1 : 0);
+    eo.max_connections = connections / loops + (i < connections % loops ? 1 : 0);
+    eo.verify_tls = options.verify_tls;
+    eo.ca_bundle = ResolveCaBundle(options);
+    eo.prefer_http2 = options.prefer_http2;
+    eo.clock = client->clock();
     KVFS_ASSIGN_OR_RETURN(std::unique_ptr<HttpEngine> engine, HttpEngine::Create(eo));
     client->engines_.push_back(std::move(engine));
   }
