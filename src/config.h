@@ -2,11 +2,11 @@
 // a YAML file (kvfs's own keys and LMCache's S3 backend keys), from "key=value" pairs (-o mount
 // options, KVFS_* environment variables) and that print it with secrets redacted.
 //
-// This is the only user of yaml-cpp; its exceptions never leave config.cc. Error messages name the
-// source (file path, "command line", "environment KVFS_X"), the key and the reason, and never
-// contain a secret value. Settings are applied in layers onto one KvfsConfig - defaults, then the
-// environment, then the file, then the command line - so a later layer overrides an earlier one
-// (see ResolveConfig in src/cli.h).
+// The YAML layer (src/config_file.cc) is the only user of yaml-cpp; its exceptions never leave
+// it. Error messages name the source (file path, "command line", "environment KVFS_X"), the key
+// and the reason, and never contain a secret value. Settings are applied in layers onto one
+// KvfsConfig - defaults, then the environment, then the file, then the command line - so a later
+// layer overrides an earlier one (see ResolveConfig in src/cli.h).
 //
 // Thread-safety: all functions are reentrant; a KvfsConfig is a plain value (thread-compatible).
 #pragma once
