@@ -47,20 +47,18 @@
 // Thread-safety: all methods may be called from many threads at once. Locks, in the order they
 // may be taken: LocalFile::mu_ (held across the upload of that one file) -> LocalFiles::mu_ ->
 // nothing; DirStream::mu_ (held across the LIST of that one handle's next page) -> InodeTable,
-// MetaCache; Filesystem::mu_ (short: maps of handles and directory streams), InodeTable, LocalDirs
+// MetaCache; HandleTable::mu_ (short: maps of handles and directory streams), InodeTable, LocalDirs
 // and MetaCache internal mutexes are leaves, never held while another lock is taken. No lock is
 // held across a store request except LocalFile::mu_ and DirStream::mu_.
 #pragma once
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -68,6 +66,8 @@
 #include "fs/dir_listing_cache.h"
 #include "fs/dir_stream.h"
 #include "fs/fs_options.h"
+#include "fs/fs_types.h"
+#include "fs/handle_table.h"
 #include "fs/inode_table.h"
 #include "fs/local_file.h"
 #include "fs/local_files.h"
@@ -81,47 +81,6 @@
 #include "tier/node_tier.h"
 
 namespace kvfs {
-
-struct FileAttr {
-  uint64_t ino = 0;
-  bool is_dir = false;
-  uint64_t size = 0;
-  int64_t mtime_sec = 0;
-  uint32_t mode = 0;  // type and permission bits (S_IFREG | 0644 ...)
-  uint32_t nlink = 1;
-  uid_t uid = 0;
-  gid_t gid = 0;
-};
-
-struct FsEntry {
-  FileAttr attr;  // ino 0: no such name for this caller (a chunk another process is writing)
-  // How long the kernel may keep the answer: < 0 the whole metadata TTL (a fresh answer); the
-  // rest of the TTL of the metadata-cache entry it came from, so that a name is never cached
-  // longer than one TTL in all (other nodes' changes show within it); 0 not at all (a chunk
-  // being written: other processes must ask each time, so that they see it once published).
-  double ttl_secs = -1;
-  bool uncached() const { return ttl_secs == 0; }
-};
-
-struct SetAttrRequest {
-  std::optional<uint64_t> size;
-  std::optional<uint32_t> mode;
-  std::optional<uid_t> uid;
-  std::optional<gid_t> gid;
-  // Times are accepted and ignored (objects keep the store's Last-Modified).
-};
-
-struct OpenResult {
-  uint64_t fh = 0;
-  bool keep_cache = false;  // the bytes cannot change: the kernel may keep its page cache
-  // Bypass the kernel's page cache for this open (FOPEN_DIRECT_IO); see FsOptions::page_cache.
-  bool direct_io = false;
-};
-
-struct FsStat {
-  uint64_t bsize = 4096, frsize = 4096, blocks = 0, bfree = 0, bavail = 0;
-  uint64_t files = 0, ffree = 0, namemax = 255;
-};
 
 class Filesystem {
  public:
@@ -240,14 +199,7 @@ class Filesystem {
   size_t LocalFileCount() const;
 
  private:
-  struct Handle {
-    uint64_t ino = 0;
-    bool writable = false;
-    std::atomic<pid_t> last_writer_thread{0};  // saves a /proc read per write of one thread
-    ObjectInfo info;                           // remote: the object opened (fstat after unlink)
-    std::shared_ptr<LocalFile> local;          // a file written here (or a temp file)
-    std::unique_ptr<ReadHandle> remote;        // an uploaded object
-  };
+  using Handle = FileHandle;
   struct Node {  // what a name refers to
     MetaEntry::Kind kind = MetaEntry::kMissing;
     double ttl_secs = -1;  // from the metadata cache: the rest of its TTL (FsEntry::ttl_secs)
@@ -283,16 +235,13 @@ class Filesystem {
   FileAttr DirAttr(uint64_t ino) const;
   // The attributes of an open file whose inode lost its name (unlinked while open): POSIX keeps
   // the file until its last close.
-  std::optional<FileAttr> AttrOfOpen(uint64_t ino) const EXCLUDES(mu_);
+  std::optional<FileAttr> AttrOfOpen(uint64_t ino) const;
   // Before the object behind `ino` is deleted: its open read handles keep their bytes here.
-  void KeepOpenLocal(uint64_t ino) EXCLUDES(mu_);
+  void KeepOpenLocal(uint64_t ino);
   // The process of thread `pid` (0: unknown).
   pid_t ProcessOf(pid_t pid) const;
   // Whether a file being written may be shown to thread `pid`'s process.
   bool VisibleTo(const LocalFile& lf, pid_t pid) const;
-
-  Result<std::shared_ptr<Handle>> GetHandle(uint64_t fh) const EXCLUDES(mu_);
-  uint64_t AddHandle(std::shared_ptr<Handle> h) EXCLUDES(mu_);
 
   // Write path (fs_write.cc). The life of a written file is LocalFile's (fs/local_file.h); these
   // only find the file, ask it for a transition and record what the transition did.
@@ -327,11 +276,7 @@ class Filesystem {
   ProcessProbe probe_;              // set before the session starts
   LocalFiles local_files_;          // what each key being written shows
   UnlinkedNames unlinked_;          // names unlinked here under unlink_policy local
-
-  mutable Mutex mu_;
-  std::unordered_map<uint64_t, std::shared_ptr<Handle>> handles_ GUARDED_BY(mu_);
-  std::unordered_map<uint64_t, std::shared_ptr<DirStream>> dirs_ GUARDED_BY(mu_);
-  uint64_t next_fh_ GUARDED_BY(mu_) = 1;
+  HandleTable handles_;             // open files and directories
 };
 
 }  // namespace kvfs

@@ -47,10 +47,7 @@ Result<uint64_t> Filesystem::OpenDir(uint64_t ino, pid_t pid) {
         return NextDirPage(ino, prefix, *local, c, out);
       });
   KVFS_RETURN_IF_ERROR(stream->Start());
-  MutexLock l(&mu_);
-  uint64_t fh = next_fh_++;
-  dirs_[fh] = std::move(stream);
-  return fh;
+  return handles_.AddDir(std::move(stream));
 }
 
 Status Filesystem::NextDirPage(uint64_t ino, const std::string& prefix,
@@ -124,33 +121,18 @@ Status Filesystem::NextDirPage(uint64_t ino, const std::string& prefix,
 }
 
 Status Filesystem::ReadDir(uint64_t dir_fh, uint64_t offset, const DirStream::Visitor& add) {
-  std::shared_ptr<DirStream> stream;
-  {
-    MutexLock l(&mu_);
-    auto it = dirs_.find(dir_fh);
-    if (it == dirs_.end()) return Status::InvalidArgument("bad directory handle");
-    stream = it->second;
-  }
+  KVFS_ASSIGN_OR_RETURN(std::shared_ptr<DirStream> stream, handles_.Dir(dir_fh));
   return stream->Read(offset, add);
 }
 
 void Filesystem::ReleaseDir(uint64_t dir_fh) {
-  std::shared_ptr<DirStream> stream;  // freed outside mu_ (or by a read still using it)
-  MutexLock l(&mu_);
-  auto it = dirs_.find(dir_fh);
-  if (it == dirs_.end()) return;
-  stream = std::move(it->second);
-  dirs_.erase(it);
+  // Freed outside the table's mutex (or by a read still using it).
+  handles_.TakeDir(dir_fh);
 }
 
 size_t Filesystem::DirHandleBytes() const {
-  std::vector<std::shared_ptr<DirStream>> streams;
-  {
-    MutexLock l(&mu_);
-    for (const auto& [fh, stream] : dirs_) streams.push_back(stream);
-  }
   size_t n = 0;
-  for (const auto& s : streams) n += s->bytes();
+  for (const auto& s : handles_.Dirs()) n += s->bytes();
   return n;
 }
 

@@ -1,4 +1,7 @@
-// Filesystem lookups that need the store, with directories: one LIST per lookup.
+// Filesystem lookups: what a name resolves to (a local file being written, the metadata cache, a
+// local copy of its chunk, else the store), and which process may see a file being written.
+//
+// Lookups that need the store, with directories: one LIST per lookup.
 //
 // The kernel looks a path up one component at a time, and each component this node has not seen
 // used to cost a HEAD (is it a file?) and a one-key LIST (is it a directory?): ~5 requests for a
@@ -16,6 +19,7 @@
 // What is cached lives one metadata TTL, as a HEAD's answer would: other nodes' new chunks and
 // deletes show within it. A directory exists while any key lies under it (a marker "<key>/" of
 // mkdir included), as before.
+#include <ctime>
 #include <map>
 #include <unordered_set>
 
@@ -31,6 +35,147 @@ bool ListedPast(const std::string& last, const std::string& prefix) {
 }
 
 }  // namespace
+
+Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs_store) {
+  std::shared_ptr<LocalFile> lf = local_files_.Find(key);
+  auto local_node = [&] {
+    Node node;
+    node.kind = MetaEntry::kFile;
+    node.info.key = key;
+    node.info.size = lf->size_now();
+    node.info.mtime_sec = lf->mtime_sec();
+    node.local = lf;
+    return node;
+  };
+  if (lf && lf->temp_now()) return local_node();
+  auto remote = ResolveRemote(key, needs_store);
+  if (needs_store != nullptr && *needs_store) return remote;
+  // A write in progress shows only while no complete object of that name exists: readers of a
+  // chunk being rewritten get the uploaded bytes, never a partial file.
+  if (lf && (!remote.ok() || remote->kind != MetaEntry::kFile)) {
+    return local_node();
+  }
+  return remote;
+}
+
+Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool* needs_store) {
+  Node node;
+  auto hidden = [&] { return Status::NotFound("no such file (unlinked on this node): " + key); };
+  if (auto e = meta_.Get(key)) {
+    if (e->kind == MetaEntry::kMissing) return Status::NotFound("no such file: " + key);
+    node.kind = e->kind;
+    node.info = e->info;
+    node.ttl_secs = std::chrono::duration<double>(e->left).count();
+    // A listing made after the unlink still holds the object: it stays hidden here.
+    if (node.kind == MetaEntry::kFile && unlinked_.Hides(node.info)) return hidden();
+    return node;
+  }
+  if (listings_.KnownMissing(key)) {
+    meta_.PutMissing(key);
+    return Status::NotFound("no such file: " + key);
+  }
+  if (auto local = ServeLocalCopy(key)) {
+    if (unlinked_.Hides(local->info)) return hidden();
+    return *local;
+  }
+  if (needs_store != nullptr) {
+    *needs_store = true;
+    return Status::Unavailable(key + ": the answer needs the store");
+  }
+  // With directories, one LIST tells file from directory from missing (fs_lookup.cc).
+  if (!codec_.flat() && options_.subdirectories) return ResolveByListing(key);
+  auto head = store_->Head(key);
+  if (head.ok()) {
+    head->key = key;
+    return FoundFile(std::move(head).value());
+  }
+  if (head.status().code() != StatusCode::kNotFound) return head.status();
+  unlinked_.Forget(key);  // gone from the store: a new object of that name will show
+  meta_.PutMissing(key);
+  listings_.NoteMiss(key);
+  return Status::NotFound("no such file: " + key);
+}
+
+std::optional<Filesystem::Node> Filesystem::ServeLocalCopy(const std::string& key) {
+  if (options_.cached_chunk_trust_secs == 0 || reader_ == nullptr) return std::nullopt;
+  std::optional<ChunkReader::LocalCopyInfo> copy = reader_->LocalCopy(key);
+  if (!copy) return std::nullopt;
+  const MetaCache::Stale stale = meta_.GetStale(key);
+  Node node;
+  node.kind = MetaEntry::kFile;
+  if (stale.entry) {
+    // The last answer of the store must be about the same object as the local copy.
+    const ObjectInfo& info = stale.entry->info;
+    if (stale.entry->kind != MetaEntry::kFile || info.size != copy->size ||
+        (!info.etag.empty() && !copy->etag.empty() && info.etag != copy->etag)) {
+      return std::nullopt;
+    }
+    if (stale.age > std::chrono::seconds(options_.cached_chunk_trust_secs)) return std::nullopt;
+    node.info = info;
+  } else {
+    // No metadata (evicted, or a restart): the fill was the store's last word on it.
+    if (time(nullptr) - copy->fetched_sec >
+        static_cast<int64_t>(options_.cached_chunk_trust_secs)) {
+      return std::nullopt;
+    }
+    node.info.key = key;
+    node.info.size = copy->size;
+    node.info.etag = copy->etag;
+    node.info.mtime_sec = copy->fetched_sec;
+  }
+  node.info.key = key;
+  revalidator_.Enqueue(node.info, stale.gen);
+  return node;
+}
+
+Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, bool* needs_store,
+                                   pid_t pid) {
+  KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
+  KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  // A temporary name is never uploaded under that name: without a local file it does not exist,
+  // and the open(O_CREAT) of each engine's temp file costs no request.
+  if (IsTempName(name) && local_files_.Find(key) == nullptr) {
+    return Status::NotFound("no such file (temporary name, local only): " + key);
+  }
+  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
+  FsEntry entry;
+  entry.ttl_secs = node.ttl_secs;
+  if (node.local && !node.local->published_now()) {
+    // A chunk being written: only its writer sees it, and nobody caches the answer, so that
+    // others see it the moment it is published.
+    entry.ttl_secs = 0;
+    if (!VisibleTo(*node.local, pid)) return entry;  // ino 0, not cached
+  }
+  uint64_t ino = inodes_.Ref(parent, name, node.kind == MetaEntry::kDir);
+  entry.attr = AttrOf(ino, node);
+  return entry;
+}
+
+double Filesystem::MissTtlSecs(uint64_t parent, const std::string& name) {
+  auto path = ChildPath(parent, name);
+  if (!path.ok()) return 0;
+  auto key = codec_.FileKey(*path);
+  if (!key.ok()) return 0;
+  auto missing = meta_.Get(*key);
+  if (!missing) return 0;  // not cached here (a temp name, caching off): the kernel asks again
+  return std::chrono::duration<double>(missing->left).count();
+}
+
+void Filesystem::Forget(uint64_t ino, uint64_t nlookup) { inodes_.Forget(ino, nlookup); }
+
+pid_t Filesystem::ProcessOf(pid_t pid) const {
+  return pid > 0 && probe_.thread_group ? probe_.thread_group(pid) : 0;
+}
+
+bool Filesystem::VisibleTo(const LocalFile& lf, pid_t pid) const {
+  if (lf.published_now()) return true;
+  const pid_t owner = lf.owner();
+  if (owner == 0) return true;  // written from a pid namespace we cannot see into
+  const pid_t tgid = ProcessOf(pid);
+  // The creator too: a process that opens a log file and hands it to a server process reads
+  // what the server writes.
+  return tgid == 0 || tgid == owner || tgid == lf.creator();
+}
 
 Result<Filesystem::Node> Filesystem::FoundFile(ObjectInfo info) {
   if (unlinked_.Hides(info)) {

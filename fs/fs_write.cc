@@ -71,7 +71,7 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
   node.info.mtime_sec = lf->mtime_sec();
   FsEntry entry{AttrOf(ino, node)};
   if (!lf->published_now()) entry.ttl_secs = 0;  // others see it when it is published, not before
-  return std::make_pair(entry, OpenResult{AddHandle(std::move(h)), false});
+  return std::make_pair(entry, OpenResult{handles_.AddFile(std::move(h)), false});
 }
 
 Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
@@ -109,12 +109,12 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
   h->ino = ino;
   h->writable = true;
   h->local = std::move(lf);
-  return OpenResult{AddHandle(std::move(h)), /*keep_cache=*/false};
+  return OpenResult{handles_.AddFile(std::move(h)), /*keep_cache=*/false};
 }
 
 Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size,
                                    pid_t pid) {
-  KVFS_ASSIGN_OR_RETURN(auto h, GetHandle(fh));
+  KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
   if (!h->writable || !h->local) return Status::InvalidArgument("file not open for writing");
   // The process that writes is the writer (a descriptor handed to a server process, a forked
   // worker): its close publishes. One /proc read per writing thread and handle.
@@ -126,7 +126,7 @@ Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* dat
 }
 
 Status Filesystem::Flush(uint64_t fh, pid_t pid) {
-  KVFS_ASSIGN_OR_RETURN(auto h, GetHandle(fh));
+  KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
   if (!h->writable || !h->local) return Status::OK();
   LocalFile& lf = *h->local;
   const pid_t owner = lf.owner();
@@ -169,14 +169,7 @@ Status Filesystem::Flush(uint64_t fh, pid_t pid) {
 Status Filesystem::Fsync(uint64_t fh) { return Flush(fh); }
 
 Status Filesystem::Release(uint64_t fh) {
-  std::shared_ptr<Handle> h;
-  {
-    MutexLock l(&mu_);
-    auto it = handles_.find(fh);
-    if (it == handles_.end()) return Status::InvalidArgument("bad file handle");
-    h = std::move(it->second);
-    handles_.erase(it);
-  }
+  KVFS_ASSIGN_OR_RETURN(std::shared_ptr<Handle> h, handles_.TakeFile(fh));
   if (!h->local) return Status::OK();
   LocalFile::Outcome out = h->local->Release(h->writable);
   Apply(out);

@@ -12,6 +12,7 @@
 
 #include "base/status.h"
 #include "src/config.h"
+#include "src/mount_options.h"  // ParseMountOptions, EscapeFuseOptionValue: the -o grammar
 
 namespace kvfs {
 
@@ -54,16 +55,6 @@ struct CommandLine {
 // for the user; the caller prints it with a hint to --help and exits with kExitUsage.
 Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
 Result<CommandLine> ParseCommandLine(int argc, const char* const* argv);
-
-// Applies one -o option string ("rw,config=/etc/kvfs.yaml,cache_size=64GiB") onto `cmd`.
-// Commas inside a value can be escaped as "\,".
-Status ParseMountOptions(const std::string& options, CommandLine* cmd);
-
-// `value` escaped for libfuse's option parser (fuse_opt), which splits "-o" strings at commas
-// and takes a backslash as "the next character is literal": "s3://b/p,allow_other" ->
-// "s3://b/p\,allow_other". Anything put into libfuse's option string from outside (SOURCE as
-// fsname) goes through it, so it stays one option's value and never adds an option.
-std::string EscapeFuseOptionValue(const std::string& value);
 
 // The effective configuration: defaults, then the environment (KVFS_*, AWS_REGION), then the
 // config file (--config, -o config=, else $KVFS_CONFIG), then SOURCE and -o settings, then -d

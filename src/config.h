@@ -2,11 +2,11 @@
 // a YAML file (kvfs's own keys and LMCache's S3 backend keys), from "key=value" pairs (-o mount
 // options, KVFS_* environment variables) and that print it with secrets redacted.
 //
-// This is the only user of yaml-cpp; its exceptions never leave config.cc. Error messages name the
-// source (file path, "command line", "environment KVFS_X"), the key and the reason, and never
-// contain a secret value. Settings are applied in layers onto one KvfsConfig - defaults, then the
-// environment, then the file, then the command line - so a later layer overrides an earlier one
-// (see ResolveConfig in src/cli.h).
+// The YAML layer (src/config_file.cc) is the only user of yaml-cpp; its exceptions never leave
+// it. Error messages name the source (file path, "command line", "environment KVFS_X"), the key
+// and the reason, and never contain a secret value. Settings are applied in layers onto one
+// KvfsConfig - defaults, then the environment, then the file, then the command line - so a later
+// layer overrides an earlier one (see ResolveConfig in src/cli.h).
 //
 // Thread-safety: all functions are reentrant; a KvfsConfig is a plain value (thread-compatible).
 #pragma once
@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "base/status.h"
-#include "fs/fs_options.h"  // UnlinkPolicy, ExistsPolicy, the filesystem keys' defaults
+#include "cache/chunk_cache.h"      // ChunkCacheOptions: the cache keys' defaults
+#include "fs/fs_options.h"          // UnlinkPolicy, ExistsPolicy, the filesystem keys' defaults
+#include "fs/read/cached_reader.h"  // CachedReaderOptions: the reader keys' defaults
 #include "objstore/s3/s3_options.h"
 
 namespace kvfs {
@@ -27,9 +29,10 @@ enum class SourceKind { kNone, kS3, kDir };
 inline constexpr uint64_t kMiB = uint64_t{1} << 20;
 inline constexpr uint64_t kGiB = uint64_t{1} << 30;
 
-// The defaults of the keys that configure the filesystem are FsOptions' (fs/fs_options.h), so each
-// is written once; their ranges are in the key table (src/config_keys.cc), with the filesystem's
-// own limits taken from fs/ too (kMaxFanoutHexChars).
+// The defaults of the keys that configure the filesystem are FsOptions' (fs/fs_options.h), those
+// of the reader and the cache CachedReaderOptions' and ChunkCacheOptions', so each is written once;
+// their ranges are in the key table (src/config_keys.cc), with the filesystem's own limits taken
+// from fs/ too (kMaxFanoutHexChars).
 struct KvfsConfig {
   // --- Where the chunks live (SOURCE, `source`, LMCache `remote_url`) ---
   SourceKind source_kind = SourceKind::kNone;
@@ -45,19 +48,20 @@ struct KvfsConfig {
   bool region_set = false;
 
   // --- Transfer sizes (read path / upload path) ---
-  uint64_t get_part_size = 16 * kMiB;  // ranged GET size on a miss
+  uint64_t get_part_size = CachedReaderOptions{}.part_size;  // ranged GET size on a miss
   // At or above: multipart upload.
   uint64_t multipart_threshold = DefaultFsOptions().multipart_threshold;
   uint64_t multipart_part_size = DefaultFsOptions().multipart_part_size;  // 5 MiB .. 5 GiB
 
   // --- Local chunk cache ---
-  std::string cache_dir;               // empty: DefaultCacheDir()
-  uint64_t cache_size = 16 * kGiB;     // capacity in bytes
-  double cache_high_watermark = 0.85;  // start evicting above this fraction of cache_size
-  double cache_evict_ratio = 0.2;      // then free this fraction of cache_size
+  std::string cache_dir;            // empty: DefaultCacheDir()
+  uint64_t cache_size = 16 * kGiB;  // capacity in bytes
+  // Start evicting above this fraction of cache_size, then free this fraction of it.
+  double cache_high_watermark = ChunkCacheOptions{}.high_watermark;
+  double cache_evict_ratio = ChunkCacheOptions{}.evict_ratio;
   // Check downloads against the checksum their writer recorded before serving them ("auto");
   // false: "off".
-  bool verify = true;
+  bool verify = CachedReaderOptions{}.verify;
 
   // --- Chunk files and names ---
   std::vector<uint64_t> chunk_sizes;  // allowed whole-chunk sizes; empty: any non-empty size

@@ -58,4 +58,11 @@ ScopedDeadline RequestDeadline(fuse_req_t req) {
                                                                   : std::to_string(ms) + "ms"));
 }
 
+std::function<void()> LateReply(fuse_req_t req, const char* op, std::string target) {
+  return [req, op, target = std::move(target), source = ThreadDeadlineSource()] {
+    ReplyErr(req, op, target,
+             Status::DeadlineExceeded("waited for a thread longer than " + source));
+  };
+}
+
 }  // namespace kvfs::fuse_internal

@@ -1,6 +1,6 @@
-// What every FUSE operation handler of fs/fuse/fuse_adapter.cc and fs/fuse/fuse_xattr.cc shares:
-// the session's context, reaching it from a request, filling attributes, and the one place a
-// request is answered with an error (logged once, fs/fuse/reply_log.h). Internal to the adapter.
+// What every FUSE operation handler (fs/fuse/fuse_adapter.cc, fuse_file_ops.cc, fuse_xattr.cc)
+// shares: the session's context, reaching it from a request, filling attributes, and the one place
+// a request is answered with an error (logged once, fs/fuse/reply_log.h). Internal to the adapter.
 //
 // Thread-safety: the functions are called on FUSE worker threads concurrently; the Context is
 // set up before the session starts and only read afterwards (its members are thread-safe).
@@ -10,6 +10,7 @@
 #include <fuse3/fuse_lowlevel.h>
 #include <sys/stat.h>
 
+#include <functional>
 #include <string>
 
 #include "base/deadline.h"
@@ -31,6 +32,7 @@ struct Context {
 
 inline Context& CtxOf(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req)); }
 inline Filesystem& FsOf(fuse_req_t req) { return *CtxOf(req).fs; }
+inline StoreWaitPool& PoolOf(fuse_req_t req) { return *CtxOf(req).pool; }
 
 void FillStat(const FileAttr& a, struct stat* st);
 // ttl_secs: the entry and attribute timeout (< 0: the whole metadata TTL; 0: the kernel asks
@@ -51,5 +53,8 @@ void ReplyStatus(fuse_req_t req, const char* op, const std::string& target, cons
 // Every request that may wait on the store ends within blocking_timeout: the store operations it
 // starts on this thread inherit the deadline (base/deadline.h).
 ScopedDeadline RequestDeadline(fuse_req_t req);
+// The answer to a request past its deadline before a pool thread could take it (the `late`
+// callback of StoreWaitPool::Submit).
+std::function<void()> LateReply(fuse_req_t req, const char* op, std::string target);
 
 }  // namespace kvfs::fuse_internal

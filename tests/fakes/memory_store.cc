@@ -59,7 +59,7 @@ Result<std::string> MemoryStore::ReadBody(const Body& body) {
   return out;
 }
 
-ObjectInfo MemoryStore::InfoLocked(const std::string& key, const Object& obj) const {
+ObjectInfo MemoryStore::InfoOf(const std::string& key, const Object& obj) {
   return ObjectInfo{key, obj.data.size(), obj.etag, obj.mtime_sec, obj.crc32c};
 }
 
@@ -73,7 +73,7 @@ Result<ObjectInfo> MemoryStore::Head(const std::string& key) {
   MutexLock l(&mu_);
   auto it = objects_.find(key);
   if (it == objects_.end()) return Status::NotFound("no such key: " + key);
-  return InfoLocked(key, it->second);
+  return InfoOf(key, it->second);
 }
 
 void MemoryStore::GetAsync(const GetRequest& req, char* dst, GetCallback done) {
@@ -87,7 +87,7 @@ void MemoryStore::GetAsync(const GetRequest& req, char* dst, GetCallback done) {
     if (!req.if_match.empty() && req.if_match != obj.etag) {
       return Status::PreconditionFailed("object changed: " + req.key);
     }
-    info = InfoLocked(req.key, obj);
+    info = InfoOf(req.key, obj);
     if (req.offset >= obj.data.size()) return uint64_t{0};
     uint64_t n = std::min<uint64_t>(req.length, obj.data.size() - req.offset);
     std::memcpy(dst, obj.data.data() + req.offset, n);
@@ -112,7 +112,7 @@ void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOp
     obj.data = std::move(data);
     obj.mtime_sec = NowSec();
     obj.crc32c = opts.crc32c;
-    return InfoLocked(key, obj);
+    return InfoOf(key, obj);
   }();
   done(std::move(result));
 }
@@ -122,8 +122,7 @@ Result<std::string> MemoryStore::CreateMultipartUpload(const std::string& key) {
   KVFS_RETURN_IF_ERROR(CheckKey(key));
   MutexLock l(&mu_);
   std::string id = "upload-" + std::to_string(next_id_++);
-  uploads_[id].key = key;
-  uploads_[id].initiated_sec = time(nullptr);
+  uploads_.Begin(id, key, time(nullptr));
   return id;
 }
 
@@ -131,11 +130,7 @@ Result<std::vector<UnfinishedUpload>> MemoryStore::ListUnfinishedUploads(
     const std::string& prefix) {
   Count(StoreOp::kListUnfinishedUploads);
   MutexLock l(&mu_);
-  std::vector<UnfinishedUpload> out;
-  for (const auto& [id, u] : uploads_) {
-    if (u.key.compare(0, prefix.size(), prefix) == 0) out.push_back({u.key, id, u.initiated_sec});
-  }
-  return out;
+  return uploads_.Unfinished(prefix);
 }
 
 void MemoryStore::UploadPartAsync(const std::string& key, const std::string& upload_id,
@@ -147,14 +142,10 @@ void MemoryStore::UploadPartAsync(const std::string& key, const std::string& upl
     }
     KVFS_ASSIGN_OR_RETURN(std::string data, ReadBody(body));
     MutexLock l(&mu_);
-    auto it = uploads_.find(upload_id);
-    if (it == uploads_.end() || it->second.key != key) {
-      return Status::NotFound("no such upload: " + upload_id);
-    }
-    Part& part = it->second.parts[part_number];
-    part.etag = NextEtagLocked(data);
-    part.data = std::move(data);
-    return part.etag;
+    KVFS_ASSIGN_OR_RETURN(MemoryUploads::Part * part, uploads_.PartOf(upload_id, key, part_number));
+    part->etag = NextEtagLocked(data);
+    part->data = std::move(data);
+    return part->etag;
   }();
   done(std::move(result));
 }
@@ -165,26 +156,7 @@ Result<ObjectInfo> MemoryStore::CompleteMultipartUpload(const std::string& key,
                                                         const PutOptions& opts) {
   Count(StoreOp::kCompleteMultipart);
   MutexLock l(&mu_);
-  auto it = uploads_.find(upload_id);
-  if (it == uploads_.end() || it->second.key != key) {
-    return Status::NotFound("no such upload: " + upload_id);
-  }
-  if (parts.empty()) return Status::InvalidArgument("complete with no parts: " + key);
-  std::string data;
-  int prev = 0;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const CompletedPart& cp = parts[i];
-    if (cp.part_number <= prev) return Status::InvalidArgument("parts not ascending: " + key);
-    prev = cp.part_number;
-    auto pit = it->second.parts.find(cp.part_number);
-    if (pit == it->second.parts.end() || pit->second.etag != cp.etag) {
-      return Status::InvalidArgument("invalid part " + std::to_string(cp.part_number) + ": " + key);
-    }
-    if (i + 1 < parts.size() && pit->second.data.size() < min_part_size_) {
-      return Status::InvalidArgument("part too small: " + key);
-    }
-    data += pit->second.data;
-  }
+  KVFS_ASSIGN_OR_RETURN(std::string data, uploads_.Assemble(upload_id, key, parts, min_part_size_));
   // As on S3, a lost conditional create keeps the upload (the caller aborts it).
   if (opts.if_none_match && objects_.count(key)) {
     return Status::AlreadyExists("key exists: " + key);
@@ -194,67 +166,21 @@ Result<ObjectInfo> MemoryStore::CompleteMultipartUpload(const std::string& key,
   obj.data = std::move(data);
   obj.mtime_sec = NowSec();
   obj.crc32c.reset();  // as on S3: metadata is set at CreateMultipartUpload, kvfs sets none
-  uploads_.erase(it);
-  return InfoLocked(key, obj);
+  KVFS_RETURN_IF_ERROR(uploads_.End(upload_id, key));
+  return InfoOf(key, obj);
 }
 
 Status MemoryStore::AbortMultipartUpload(const std::string& key, const std::string& upload_id) {
   Count(StoreOp::kAbortMultipart);
   MutexLock l(&mu_);
-  auto it = uploads_.find(upload_id);
-  if (it == uploads_.end() || it->second.key != key) {
-    return Status::NotFound("no such upload: " + upload_id);
-  }
-  uploads_.erase(it);
-  return Status::OK();
+  return uploads_.End(upload_id, key);
 }
 
 Result<ListResult> MemoryStore::List(const ListRequest& req) {
   Count(StoreOp::kList);
   if (req.max_keys <= 0) return Status::InvalidArgument("max_keys must be positive");
   MutexLock l(&mu_);
-  ListResult out;
-  // The continuation token is the last key or common prefix returned; resume strictly after it
-  // (and after every key that a returned common prefix covered).
-  auto it = objects_.lower_bound(req.prefix);
-  const std::string& token = req.continuation_token;
-  if (!token.empty()) {
-    it = objects_.upper_bound(token);
-    if (!req.delimiter.empty() && token.size() >= req.delimiter.size() &&
-        token.compare(token.size() - req.delimiter.size(), req.delimiter.size(), req.delimiter) ==
-            0) {
-      while (it != objects_.end() && it->first.compare(0, token.size(), token) == 0) ++it;
-    }
-  }
-  int count = 0;
-  std::string last;
-  for (; it != objects_.end(); ++it) {
-    const std::string& key = it->first;
-    if (key.compare(0, req.prefix.size(), req.prefix) != 0) break;
-    if (count == req.max_keys) {
-      out.truncated = true;
-      out.next_continuation_token = last;
-      break;
-    }
-    if (!req.delimiter.empty()) {
-      size_t pos = key.find(req.delimiter, req.prefix.size());
-      if (pos != std::string::npos) {
-        std::string cp = key.substr(0, pos + req.delimiter.size());
-        out.common_prefixes.push_back(cp);
-        last = cp;
-        ++count;
-        while (std::next(it) != objects_.end() &&
-               std::next(it)->first.compare(0, cp.size(), cp) == 0) {
-          ++it;
-        }
-        continue;
-      }
-    }
-    out.objects.push_back(InfoLocked(key, it->second));
-    last = key;
-    ++count;
-  }
-  return out;
+  return ListOrderedKeys(objects_, req, &MemoryStore::InfoOf);
 }
 
 Status MemoryStore::Delete(const std::string& key) {
@@ -281,7 +207,7 @@ Result<ObjectInfo> MemoryStore::Copy(const std::string& src_key, const std::stri
   obj.data = std::move(data);
   obj.mtime_sec = NowSec();
   obj.crc32c = crc;
-  return InfoLocked(dst_key, obj);
+  return InfoOf(dst_key, obj);
 }
 
 void MemoryStore::PutObject(const std::string& key, std::string data) {

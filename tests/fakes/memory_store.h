@@ -22,6 +22,8 @@
 #include "base/thread_annotations.h"
 #include "objstore/object_store.h"
 #include "objstore/store_ops.h"
+#include "tests/fakes/memory_uploads.h"
+#include "tests/fakes/ordered_listing.h"
 
 namespace kvfs {
 
@@ -80,23 +82,13 @@ class MemoryStore : public ObjectStore {
     int64_t mtime_sec = 0;
     std::optional<uint32_t> crc32c;
   };
-  struct Part {
-    std::string data;
-    std::string etag;
-  };
-  struct Upload {
-    std::string key;
-    int64_t initiated_sec = 0;
-    std::map<int, Part> parts;
-  };
-
   static Result<std::string> ReadBody(const Body& body);
-  ObjectInfo InfoLocked(const std::string& key, const Object& obj) const REQUIRES(mu_);
+  static ObjectInfo InfoOf(const std::string& key, const Object& obj);
   std::string NextEtagLocked(const std::string& data) REQUIRES(mu_);
 
   mutable Mutex mu_;
   std::map<std::string, Object> objects_ GUARDED_BY(mu_);
-  std::map<std::string, Upload> uploads_ GUARDED_BY(mu_);
+  MemoryUploads uploads_ GUARDED_BY(mu_);
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
   uint64_t min_part_size_ GUARDED_BY(mu_) = 0;
   void Count(StoreOp op) { calls_[OpIndex(op)].fetch_add(1); }

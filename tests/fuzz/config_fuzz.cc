@@ -1,7 +1,7 @@
-// Fuzz target for the config parser (src/config*.cc, src/cli.cc): YAML files and -o option strings
-// come from users and fstab. Input: byte 0 picks the form (even: YAML text, odd: an -o string),
-// the rest is the text. Parsing, validation and --dump-config must never crash, leak or throw
-// (yaml-cpp's exceptions must not escape config.cc), whatever the text.
+// Fuzz target for the config parser (src/config*.cc, src/cli.cc, src/mount_options.cc): YAML
+// files and -o option strings come from users and fstab. Input: byte 0 picks the form (even: YAML
+// text, odd: an -o string), the rest is the text. Parsing, validation and --dump-config must never
+// crash, leak or throw (yaml-cpp's exceptions must not escape config_file.cc), whatever the text.
 #include <spdlog/spdlog.h>
 
 #include <cstddef>

@@ -1,3 +1,7 @@
+// The cache-backed reader (fs/read/cached_reader.h) over the fakes: a miss downloads once and
+// then hits, concurrent opens share a download, reads are answered before the whole object (or
+// their part) arrives, eviction, streaming, adopted writes. Failures:
+// cached_reader_failure_test.cc.
 #include "fs/read/cached_reader.h"
 
 #include <gtest/gtest.h>
@@ -7,80 +11,19 @@
 #include <thread>
 
 #include "tests/cache/test_util.h"
-#include "tests/fakes/fault_store.h"
 #include "tests/fakes/memory_store.h"
-#include "tests/fakes/small_tmpfs.h"
+#include "tests/fs/read/cached_reader_fixture.h"
 #include "tests/fs/read/threaded_store.h"
 
 namespace kvfs {
 namespace {
 
+using testing::CachedReaderTest;
+using testing::kPart;
 using testing::Pattern;
-using testing::TempDir;
+using testing::ReadWhole;
 using testing::ThreadedStore;
-
-constexpr uint64_t kPart = 64 << 10;
-
-// Waits (without asserting any timing) until no download is running.
-void WaitIdle(const CachedReader& r) {
-  for (int i = 0; i < 10000 && r.Stats().fetches_in_flight != 0; i++) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_EQ(r.Stats().fetches_in_flight, 0u);
-}
-
-std::string ReadWhole(ReadHandle* h, uint64_t size, Status* error = nullptr) {
-  std::string out(size, '\0');
-  // Odd-sized reads that straddle parts, as the kernel might send them.
-  const uint64_t step = 100000;
-  for (uint64_t off = 0; off < size; off += step) {
-    Result<uint64_t> r = h->Read(off, step, out.data() + off);
-    if (!r.ok()) {
-      if (error != nullptr) {
-        *error = r.status();
-      } else {
-        ADD_FAILURE() << "read at " << off << ": " << r.status().ToString();
-      }
-      return "";
-    }
-    EXPECT_EQ(*r, std::min(step, size - off));
-  }
-  return out;
-}
-
-class CachedReaderTest : public ::testing::Test {
- protected:
-  void SetUp() override { OpenCache(64 << 20); }
-
-  void OpenCache(uint64_t capacity) {
-    cache_.reset();  // releases the directory lock
-    ChunkCacheOptions o;
-    o.dir = dir_.path() + "/cache";
-    o.capacity = capacity;
-    auto c = ChunkCache::Open(o);
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    cache_ = std::move(c).value();
-  }
-
-  std::unique_ptr<CachedReader> NewReader(std::shared_ptr<ObjectStore> store,
-                                          uint64_t part_size = kPart) {
-    CachedReaderOptions o;
-    o.part_size = part_size;
-    o.max_parallel_parts = 4;
-    return std::make_unique<CachedReader>(std::move(store), cache_.get(), o);
-  }
-
-  ObjectInfo Put(const std::string& key, const std::string& data) {
-    mem_->PutObject(key, data);
-    Result<ObjectInfo> info = mem_->Head(key);
-    EXPECT_TRUE(info.ok());
-    return *info;
-  }
-
-  TempDir dir_;
-  std::shared_ptr<MemoryStore> mem_ = std::make_shared<MemoryStore>();
-  std::unique_ptr<ChunkCache> cache_;
-};
+using testing::WaitIdle;
 
 TEST_F(CachedReaderTest, MissDownloadsOnceThenHitsFromTheCacheFile) {
   auto store = std::make_shared<ThreadedStore>(mem_);
@@ -194,80 +137,6 @@ TEST_F(CachedReaderTest, ReadIsAnsweredBeforeItsPartIsComplete) {
   WaitIdle(*reader);
   EXPECT_EQ(store->BytesServed("streamed"), data.size());
   EXPECT_EQ(cache_->Stats().entries, 1u);
-}
-
-TEST_F(CachedReaderTest, InjectedPartFailureIsACleanErrorThenARetrySucceeds) {
-  auto faults = std::make_shared<FaultStore>(mem_);
-  auto reader = NewReader(std::make_shared<ThreadedStore>(faults));
-  const std::string data = Pattern(10 * kPart, 4);
-  ObjectInfo info = Put("flaky", data);
-  faults->InjectError(FaultStore::Op::kGet,
-                      {Status::Unavailable("injected: retries exhausted"), 1});
-  {
-    auto h = reader->Open("flaky", info);
-    ASSERT_TRUE(h.ok());
-    Status err;
-    EXPECT_EQ(ReadWhole(h->get(), data.size(), &err), "");
-    EXPECT_EQ(err.code(), StatusCode::kUnavailable) << err.ToString();
-    EXPECT_NE(err.message().find("flaky"), std::string::npos);
-  }
-  WaitIdle(*reader);
-  EXPECT_EQ(reader->Stats().fetch_failures, 1u);
-  EXPECT_EQ(cache_->Stats().entries, 0u);  // the partial fill is gone
-  EXPECT_EQ(cache_->Stats().bytes, 0u);
-  auto h = reader->Open("flaky", info);  // a fresh download
-  ASSERT_TRUE(h.ok());
-  EXPECT_EQ(ReadWhole(h->get(), data.size()), data);
-  h->reset();
-  WaitIdle(*reader);
-  EXPECT_EQ(cache_->Stats().entries, 1u);
-  EXPECT_EQ(reader->Stats().misses, 2u);
-}
-
-TEST_F(CachedReaderTest, ShorterObjectThanListedIsStale) {
-  auto reader = NewReader(std::make_shared<ThreadedStore>(mem_));
-  const std::string data = Pattern(5 * kPart, 5);
-  ObjectInfo info = Put("short", data);
-  info.size += 1000;  // the listing promised more
-  auto h = reader->Open("short", info);
-  ASSERT_TRUE(h.ok());
-  Status err;
-  ReadWhole(h->get(), info.size, &err);
-  EXPECT_EQ(err.code(), StatusCode::kPreconditionFailed) << err.ToString();
-  h->reset();
-  WaitIdle(*reader);
-  EXPECT_EQ(cache_->Stats().entries, 0u);
-}
-
-TEST_F(CachedReaderTest, LongerObjectThanListedWithoutEtagIsStale) {
-  auto reader = NewReader(std::make_shared<ThreadedStore>(mem_));
-  const std::string data = Pattern(5 * kPart, 6);
-  ObjectInfo info = Put("long", data);
-  info.size -= 10;
-  info.etag.clear();  // unknown ETag (e.g. after an RGW multipart upload): the probe checks the end
-  auto h = reader->Open("long", info);
-  ASSERT_TRUE(h.ok());
-  Status err;
-  // The bytes may all arrive before the probe answers; wait for the verdict at the end.
-  for (int i = 0; i < 10000 && reader->Stats().fetch_failures == 0; i++) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ReadWhole(h->get(), info.size, &err);
-  EXPECT_EQ(err.code(), StatusCode::kPreconditionFailed) << err.ToString();
-  h->reset();
-  WaitIdle(*reader);
-  EXPECT_EQ(cache_->Stats().entries, 0u);
-}
-
-TEST_F(CachedReaderTest, ChangedObjectIsPreconditionFailedNeverMixed) {
-  auto reader = NewReader(std::make_shared<ThreadedStore>(mem_));
-  ObjectInfo info = Put("changing", Pattern(3 * kPart, 7));
-  Put("changing", Pattern(3 * kPart, 8));  // replaced after the listing
-  auto h = reader->Open("changing", info);
-  ASSERT_TRUE(h.ok());
-  Status err;
-  ReadWhole(h->get(), info.size, &err);
-  EXPECT_EQ(err.code(), StatusCode::kPreconditionFailed) << err.ToString();
 }
 
 TEST_F(CachedReaderTest, EntryHeldByAReaderSurvivesEviction) {
@@ -388,41 +257,6 @@ TEST_F(CachedReaderTest, InlineStoreWorksToo) {
   WaitIdle(*reader);
   EXPECT_TRUE(reader->Open("inline", info).ok());
   EXPECT_EQ(reader->Stats().hits, 1u);
-}
-
-// The cache directory's disk fills up in the middle of a download (the cache's own capacity is
-// far larger): the download fails with ENOSPC, and reads of the open handle stream from the
-// store instead of failing. A 1 MiB tmpfs mounted by the test (skipped without the right).
-TEST_F(CachedReaderTest, FullCacheDiskStreamsInsteadOfFailing) {
-  testing::SmallTmpfs disk(1 << 20);
-  if (!disk.ok()) GTEST_SKIP() << "cannot mount a tmpfs (needs root)";
-  cache_.reset();
-  ChunkCacheOptions o;
-  o.dir = disk.path() + "/cache";
-  o.capacity = 64 << 20;
-  auto c = ChunkCache::Open(o);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  cache_ = std::move(c).value();
-  for (bool threaded : {false, true}) {
-    SCOPED_TRACE(threaded ? "threaded store" : "inline store");
-    std::shared_ptr<ObjectStore> store = mem_;
-    if (threaded) store = std::make_shared<ThreadedStore>(mem_);
-    auto reader = NewReader(store);
-    const std::string key = threaded ? "big-threaded" : "big-inline";
-    const std::string data = Pattern(3 << 20, 13);
-    ObjectInfo info = Put(key, data);
-    auto h = reader->Open(key, info);
-    ASSERT_TRUE(h.ok()) << h.status().ToString();
-    Status err;
-    EXPECT_EQ(ReadWhole(h->get(), data.size(), &err), data) << err.ToString();
-    auto fd = (*h)->ReadFd(0, 4096);  // no file holds the bytes: the adapter must copy
-    EXPECT_EQ(fd.status().code(), StatusCode::kNotSupported) << fd.status().ToString();
-    h->reset();
-    WaitIdle(*reader);
-    EXPECT_EQ(reader->Stats().fetch_failures, 1u);
-    EXPECT_EQ(cache_->Stats().entries, 0u);
-  }
-  cache_.reset();  // before the tmpfs goes
 }
 
 }  // namespace

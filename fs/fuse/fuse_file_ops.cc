@@ -1,0 +1,155 @@
+// Open files and directories over FUSE: each handler translates, calls Filesystem, translates
+// back (errors through fs/fuse/fuse_request.h).
+#include "fs/fuse/fuse_file_ops.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace kvfs::fuse_internal {
+namespace {
+
+void ReplyOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, const Result<OpenResult>& r) {
+  if (!r.ok()) return ReplyErr(req, "open", Ino(ino), r.status());
+  fi->fh = r->fh;
+  fi->keep_cache = r->keep_cache;
+  fi->direct_io = r->direct_io;
+  if (fuse_reply_open(req, fi) == -ENOENT) FsOf(req).Release(r->fh);  // the caller went away
+}
+
+void ServeRead(fuse_req_t req, fuse_ino_t ino, uint64_t fh, size_t size, off_t off) {
+  Filesystem& fs = FsOf(req);
+  // Cache hits and downloaded parts: reply with the cache file's fd so libfuse splices it into
+  // /dev/fuse (no copy through user space). keep_alive holds the handle, and with it the fd,
+  // until fuse_reply_data has returned.
+  std::shared_ptr<const void> keep_alive;
+  auto fr = fs.ReadFd(fh, static_cast<uint64_t>(off), size, &keep_alive);
+  if (fr.ok()) {
+    if (fr->length == 0) {
+      fuse_reply_buf(req, nullptr, 0);
+      return;
+    }
+    fuse_bufvec bv = FUSE_BUFVEC_INIT(fr->length);
+    bv.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    bv.buf[0].fd = fr->fd;
+    bv.buf[0].pos = static_cast<off_t>(fr->offset);
+    // No FUSE_BUF_SPLICE_MOVE: the pages belong to the cache file and must stay there.
+    fuse_reply_data(req, &bv, static_cast<fuse_buf_copy_flags>(0));
+    return;
+  }
+  if (fr.status().code() != StatusCode::kNotSupported) {
+    return ReplyErr(req, "read", Ino(ino), fr.status());
+  }
+  std::unique_ptr<char[]> buf(new char[size]);
+  auto r = fs.Read(fh, static_cast<uint64_t>(off), size, buf.get());
+  if (!r.ok()) return ReplyErr(req, "read", Ino(ino), r.status());
+  fuse_reply_buf(req, buf.get(), *r);
+}
+
+}  // namespace
+
+void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  bool needs_store = false;
+  const pid_t pid = fuse_req_ctx(req)->pid;
+  auto r = FsOf(req).Open(ino, fi->flags, &needs_store, pid);
+  if (!needs_store) return ReplyOpen(req, ino, fi, r);
+  // libfuse reads only the fields of *fi when replying: a copy serves from another thread.
+  PoolOf(req).Submit(
+      [req, ino, pid, info = *fi]() mutable {
+        ReplyOpen(req, ino, &info, FsOf(req).Open(ino, info.flags, nullptr, pid));
+      },
+      LateReply(req, "open", Ino(ino)));
+}
+
+void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+              fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  auto r = FsOf(req).CreateFile(parent, name, fi->flags, fuse_req_ctx(req)->pid);
+  if (!r.ok()) return ReplyErr(req, "create", Named(parent, name), r.status());
+  fi->fh = r->second.fh;
+  fi->keep_cache = 0;
+  fi->direct_io = 0;
+  fuse_entry_param e;
+  std::memset(&e, 0, sizeof(e));
+  e.ino = r->first.attr.ino;
+  e.attr_timeout = e.entry_timeout = r->first.uncached() ? 0 : FsOf(req).entry_timeout_secs();
+  FillStat(r->first.attr, &e.attr);
+  if (fuse_reply_create(req, &e, fi) == -ENOENT) FsOf(req).Release(r->second.fh);
+}
+
+void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  // Bytes still on their way from the store (a download, a streamed read) are waited for on a
+  // pool thread, so reads of cached chunks always find a free FUSE worker.
+  if (!FsOf(req).ReadWouldWait(fi->fh, static_cast<uint64_t>(off), size)) {
+    return ServeRead(req, ino, fi->fh, size, off);
+  }
+  PoolOf(req).Submit([req, ino, fh = fi->fh, size, off] { ServeRead(req, ino, fh, size, off); },
+                     LateReply(req, "read", Ino(ino)));
+}
+
+void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,
+             fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  // A shared mapping's pages are written back by the kernel (writepage): not the writer's pid.
+  const pid_t pid = fi->writepage ? 0 : fuse_req_ctx(req)->pid;
+  auto r = FsOf(req).Write(fi->fh, static_cast<uint64_t>(off), data, size, pid);
+  if (!r.ok()) return ReplyErr(req, "write", Ino(ino), r.status());
+  fuse_reply_write(req, *r);
+}
+
+void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  // The closing task's pid tells an explicit close from a dying process's implicit one.
+  ReplyStatus(req, "flush", Ino(ino), FsOf(req).Flush(fi->fh, fuse_req_ctx(req)->pid));
+}
+
+void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  ReplyStatus(req, "fsync", Ino(ino), FsOf(req).Fsync(fi->fh));
+}
+
+void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  ReplyStatus(req, "release", Ino(ino), FsOf(req).Release(fi->fh));
+}
+
+void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  auto r = FsOf(req).OpenDir(ino, fuse_req_ctx(req)->pid);
+  if (!r.ok()) return ReplyErr(req, "opendir", Ino(ino), r.status());
+  fi->fh = *r;
+  if (fuse_reply_open(req, fi) == -ENOENT) FsOf(req).ReleaseDir(*r);
+}
+
+void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  std::unique_ptr<char[]> buf(new char[size]);
+  size_t used = 0;
+  Status st = FsOf(req).ReadDir(
+      fi->fh, static_cast<uint64_t>(off), [&](const DirEntry& e, uint64_t next_offset) {
+        struct stat st;
+        std::memset(&st, 0, sizeof(st));
+        st.st_ino = e.ino;
+        st.st_mode = e.is_dir ? S_IFDIR : S_IFREG;
+        // The offset stored with an entry is where the next readdir continues.
+        size_t n = fuse_add_direntry(req, buf.get() + used, size - used, e.name.c_str(), &st,
+                                     static_cast<off_t>(next_offset));
+        if (n > size - used) return false;
+        used += n;
+        return true;
+      });
+  // Entries already gathered go out; the failure shows at the next readdir, which starts there.
+  if (!st.ok() && used == 0) return ReplyErr(req, "readdir", Ino(ino), st);
+  fuse_reply_buf(req, buf.get(), used);
+}
+
+void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  FsOf(req).ReleaseDir(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+}  // namespace kvfs::fuse_internal
