@@ -5,9 +5,8 @@
 // while the endpoint is down (circuit_breaker_failures). The ObjectStore methods (s3_store.cc) and
 // the GET state machine (s3_get.cc) are built on it.
 //
-// Calls are spread round-robin over `http_loops` HttpEngines (loop threads); every attempt, timer
-// and hook of one call runs on the loop of that call, so a call's state is touched by one thread
-// at a time, while different calls' bytes are received on different cores.
+// Calls go round-robin to `http_loops` HttpEngines (loop threads); all attempts, timers and hooks
+// of a call run on its loop (one thread at a time), different calls' bytes on different cores.
 //
 // Thread-safe: Execute() may be called from any thread; calls' hooks run on their loop thread.
 #pragma once
