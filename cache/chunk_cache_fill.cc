@@ -22,11 +22,6 @@ namespace {
 
 using State = CacheEntry::State;
 
-Status WriteTrailer(int fd, const EntryMeta& m, const std::string& path) {
-  const std::string t = EncodeTrailer(m);
-  return PwriteFull(fd, t.data(), t.size(), m.size, "write of cache entry trailer to " + path);
-}
-
 }  // namespace
 
 Result<ChunkCache::EntryPtr> ChunkCache::ReserveLocked(const std::string& key, uint64_t size,

@@ -1,5 +1,6 @@
 #include "cache/entry_format.h"
 
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <bit>
@@ -35,9 +36,39 @@ T Get(const char* p) {
   return v;
 }
 
+constexpr char kTrailerXattr[] = "user.kvfs.entry";
+
 Status PreadAll(int fd, char* buf, size_t n, uint64_t off) {
   return PreadExact(fd, buf, n, off, "read of cache entry");
 }
+
+// Checks and decodes a trailer of `len` bytes at p, for content of `data_size` bytes.
+Result<EntryMeta> DecodeTrailer(const char* p, uint32_t len, uint64_t data_size) {
+  if (std::memcmp(p, kHeadMagic, sizeof(kHeadMagic)) != 0 ||
+      std::memcmp(p + len - sizeof(kTailMagic), kTailMagic, sizeof(kTailMagic)) != 0 ||
+      Get<uint32_t>(p + len - kTail + 4) != len ||
+      Crc32c(0, p, len - kTail) != Get<uint32_t>(p + len - kTail)) {
+    return Status::DataLoss("cache entry trailer is corrupt");
+  }
+  EntryMeta m;
+  m.size = Get<uint64_t>(p + 8);
+  m.crc = Get<uint32_t>(p + 16);
+  const uint32_t key_len = Get<uint32_t>(p + 20);
+  const uint32_t etag_len = Get<uint32_t>(p + 24);
+  m.fill_time_sec = Get<int64_t>(p + 32);
+  if (uint64_t{kFixedHead} + key_len + etag_len + kTail != len) {
+    return Status::DataLoss("cache entry trailer fields do not add up");
+  }
+  if (m.size != data_size) {
+    return Status::DataLoss("cache entry size " + std::to_string(data_size) +
+                            " differs from its recorded size " + std::to_string(m.size));
+  }
+  m.key.assign(p + kFixedHead, key_len);
+  m.etag.assign(p + kFixedHead + key_len, etag_len);
+  return m;
+}
+
+constexpr uint32_t kMaxTrailer = kFixedHead + kTail + kMaxEntryKeyLen + kMaxEntryEtagLen;
 
 }  // namespace
 
@@ -59,7 +90,22 @@ std::string EncodeTrailer(const EntryMeta& meta) {
   return out;
 }
 
+Status WriteTrailer(int fd, const EntryMeta& meta, const std::string& path) {
+  const std::string t = EncodeTrailer(meta);
+  // Any refusal (no user xattrs, a value over the filesystem's limit) falls back to appending.
+  if (fsetxattr(fd, kTrailerXattr, t.data(), t.size(), 0) == 0) return Status::OK();
+  return PwriteFull(fd, t.data(), t.size(), meta.size, "write of cache entry trailer to " + path);
+}
+
 Result<EntryMeta> ReadTrailer(int fd, uint64_t file_size) {
+  std::vector<char> buf(kMaxTrailer);
+  const ssize_t n = fgetxattr(fd, kTrailerXattr, buf.data(), buf.size());
+  if (n >= 0) {
+    if (static_cast<size_t>(n) < kFixedHead + kTail) {
+      return Status::DataLoss("cache entry trailer attribute too short");
+    }
+    return DecodeTrailer(buf.data(), static_cast<uint32_t>(n), file_size);
+  }
   if (file_size < kFixedHead + kTail)
     return Status::DataLoss("cache entry too short for a trailer");
   char tail[kTail];
@@ -68,33 +114,12 @@ Result<EntryMeta> ReadTrailer(int fd, uint64_t file_size) {
     return Status::DataLoss("cache entry has no trailer (truncated or partial)");
   }
   const uint32_t len = Get<uint32_t>(tail + 4);
-  if (len < kFixedHead + kTail || len > kFixedHead + kTail + kMaxEntryKeyLen + kMaxEntryEtagLen ||
-      len > file_size) {
+  if (len < kFixedHead + kTail || len > kMaxTrailer || len > file_size) {
     return Status::DataLoss("cache entry trailer has a bad length");
   }
-  std::vector<char> buf(len);
+  buf.resize(len);
   KVFS_RETURN_IF_ERROR(PreadAll(fd, buf.data(), len, file_size - len));
-  const char* p = buf.data();
-  if (std::memcmp(p, kHeadMagic, sizeof(kHeadMagic)) != 0 ||
-      Crc32c(0, p, len - kTail) != Get<uint32_t>(p + len - kTail)) {
-    return Status::DataLoss("cache entry trailer is corrupt");
-  }
-  EntryMeta m;
-  m.size = Get<uint64_t>(p + 8);
-  m.crc = Get<uint32_t>(p + 16);
-  const uint32_t key_len = Get<uint32_t>(p + 20);
-  const uint32_t etag_len = Get<uint32_t>(p + 24);
-  m.fill_time_sec = Get<int64_t>(p + 32);
-  if (uint64_t{kFixedHead} + key_len + etag_len + kTail != len) {
-    return Status::DataLoss("cache entry trailer fields do not add up");
-  }
-  if (m.size + len != file_size) {
-    return Status::DataLoss("cache entry size " + std::to_string(file_size - len) +
-                            " differs from its recorded size " + std::to_string(m.size));
-  }
-  m.key.assign(p + kFixedHead, key_len);
-  m.etag.assign(p + kFixedHead + key_len, etag_len);
-  return m;
+  return DecodeTrailer(buf.data(), len, file_size - len);
 }
 
 Result<uint32_t> ChecksumFile(int fd, uint64_t size) {

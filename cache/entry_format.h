@@ -1,5 +1,9 @@
-// On-disk format of one cache entry: the object's bytes, followed by a small trailer (key, size,
-// ETag, CRC32C of the content, fill time). Entry files live in <cache_dir>/data/ and are named
+// On-disk format of one cache entry: the object's bytes, and a small trailer (key, size, ETag,
+// CRC32C of the content, fill time) kept in the file's extended attribute "user.kvfs.entry" where
+// the cache's filesystem takes one (tmpfs since Linux 6.6, ext4, xfs), else appended to the bytes.
+// In the attribute, the file is exactly the object, so the kernel can read it for the engine
+// (FUSE passthrough reads to the end of the backing file). Entry files live in <cache_dir>/data/
+// and are named
 // "<key hash>-<generation>.kvc" (hex); a fill in progress is "<...>.fill".
 //
 // Why a trailer instead of a separate metadata file: one rename of the fill file publishes data and
@@ -34,8 +38,13 @@ constexpr uint32_t kMaxEntryEtagLen = 1024;
 // The trailer bytes to write at offset meta.size of the entry file.
 std::string EncodeTrailer(const EntryMeta& meta);
 
+// Records the trailer of the entry file `fd` whose content is complete: in its extended attribute,
+// else (the filesystem refuses it) at offset meta.size. `path` names the file in errors.
+Status WriteTrailer(int fd, const EntryMeta& meta, const std::string& path);
+
 // Reads and checks the trailer of an entry file of `file_size` bytes: magic, trailer checksum, and
-// size + trailer length == file_size. kDataLoss if anything is off (a truncated or foreign file).
+// size (+ trailer length when appended) == file_size. kDataLoss if anything is off (a truncated
+// or foreign file).
 Result<EntryMeta> ReadTrailer(int fd, uint64_t file_size);
 
 // CRC32C of the first `size` bytes of fd, read with pread. kDataLoss if the file is shorter.

@@ -173,6 +173,8 @@ class Filesystem {
   // downloaded, or streamed): the adapter then runs it off the FUSE worker threads. False for
   // cache hits, parts already downloaded, failed downloads and local files.
   bool ReadWouldWait(uint64_t fh, uint64_t offset, uint64_t size);
+  // The kernel reads open `fh` from its OpenResult::passthrough_fd itself (counted).
+  void NotePassthrough(uint64_t fh);
   // pid: the writing thread (0: unknown, or the kernel writing back a shared mapping); its
   // process becomes the file's writer.
   Result<uint64_t> Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size,

@@ -37,7 +37,15 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store, 
   // O_DIRECT opens bypass the page cache anyway, and FOPEN_DIRECT_IO would turn the kernel's
   // parallel requests for them into sequential ones.
   const bool direct_io = !options_.page_cache && h->remote->Local() && !(flags & O_DIRECT);
-  return OpenResult{handles_.AddFile(std::move(h)), /*keep_cache=*/true, direct_io};
+  const int passthrough_fd = options_.passthrough ? h->remote->PassthroughFd() : -1;
+  std::string version = node.info.etag + "/" + std::to_string(node.info.size);
+  return OpenResult{handles_.AddFile(std::move(h)), /*keep_cache=*/true, direct_io, passthrough_fd,
+                    std::move(version)};
+}
+
+void Filesystem::NotePassthrough(uint64_t fh) {
+  auto h = handles_.File(fh);
+  if (h.ok() && (*h)->remote) (*h)->remote->NotePassthrough();
 }
 
 Result<uint64_t> Filesystem::Read(uint64_t fh, uint64_t offset, uint64_t size, char* buf) {

@@ -72,6 +72,10 @@ struct FsOptions {
   // Shared mmap(2) of such files then fails with ENODEV (private mappings work). true: the page
   // cache is used and kept across opens (a chunk read again at once comes from memory).
   bool page_cache = false;
+  // Offer cache hits to the kernel as passthrough opens (FUSE passthrough: kernel 6.9+, a libfuse
+  // built with it, and CAP_SYS_ADMIN; otherwise nothing changes): the engine's reads of a hit then
+  // go to the cache file directly, without the daemon (fs/fuse/passthrough_table.h).
+  bool passthrough = true;
   // fnmatch(3) patterns of names kept local (never uploaded under that name, and never looked up
   // in the store: a lookup of such a name with no local file is a miss without a request);
   // renaming such a file to a non-matching name uploads it under the new name.

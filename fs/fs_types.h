@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace kvfs {
 
@@ -46,6 +47,14 @@ struct OpenResult {
   bool keep_cache = false;  // the bytes cannot change: the kernel may keep its page cache
   // Bypass the kernel's page cache for this open (FOPEN_DIRECT_IO); see FsOptions::page_cache.
   bool direct_io = false;
+  // A file whose bytes are this open's for its whole life (a complete, pinned cache entry), or
+  // -1: the adapter may let the kernel read it directly (FsOptions::passthrough). Owned by the
+  // handle; valid until Release(fh).
+  int passthrough_fd = -1;
+  // The object version a read-only open of an uploaded object reads (ETag and size; empty for
+  // local files): opens of one version share its passthrough backing file, even those that could
+  // not open the cache entry themselves.
+  std::string version{};
 };
 
 struct FsStat {

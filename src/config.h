@@ -104,6 +104,8 @@ struct KvfsConfig {
   // --- FUSE ---
   // Let the kernel cache chunk pages too (FsOptions::page_cache).
   bool page_cache = DefaultFsOptions().page_cache;
+  // Cache hits read by the kernel from the cache file (FsOptions::passthrough).
+  bool passthrough = DefaultFsOptions().passthrough;
   uint64_t statfs_size = 0;  // size statfs reports; 0: cache_size
   bool allow_other = false;  // also turns on default_permissions: the kernel checks the modes
   // Owner and permission bits of every chunk file and directory (no per-file ownership is kept):

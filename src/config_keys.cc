@@ -179,6 +179,8 @@ std::vector<ConfigKey> BuildTable() {
   // FUSE and process.
   t.push_back(BoolKey(
       "page_cache", [](KvfsConfig & c) -> auto& { return c.page_cache; }));
+  t.push_back(BoolKey(
+      "passthrough", [](KvfsConfig & c) -> auto& { return c.passthrough; }));
   t.push_back(SizeKey(
       "statfs_size", [](KvfsConfig & c) -> auto& { return c.statfs_size; }, 0, kMaxSize));
   t.push_back(BoolKey(

@@ -55,6 +55,7 @@ FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix) {
   o.subdirectories = c.subdirectories;
   o.upload_while_writing = c.upload_while_writing;
   o.page_cache = c.page_cache;
+  o.passthrough = c.passthrough;
   o.statfs_total_bytes = c.statfs_size != 0 ? c.statfs_size : c.cache_size;
   if (c.uid >= 0) o.uid = static_cast<uid_t>(c.uid);
   if (c.gid >= 0) o.gid = static_cast<gid_t>(c.gid);
@@ -247,6 +248,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   fo.max_threads = config.fuse_threads;
   fo.blocking_timeout_ms = int64_t{config.blocking_timeout} * 1000;
   fo.allow_other = config.allow_other;
+  fo.passthrough = config.passthrough;
   // Both go into libfuse's "-o" string as they are: escaped, a comma in SOURCE (or in a value the
   // command line unescaped) stays in its option instead of adding one, e.g. allow_other.
   fo.fsname = EscapeFuseOptionValue(config.source.empty() ? "kvfs" : config.source);

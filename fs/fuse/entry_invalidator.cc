@@ -1,7 +1,7 @@
 #define FUSE_USE_VERSION 312
 #include "fs/fuse/entry_invalidator.h"
 
-#include <fuse3/fuse_lowlevel.h>
+#include <fuse_lowlevel.h>
 
 namespace kvfs {
 

@@ -1,7 +1,7 @@
 #define FUSE_USE_VERSION 312
 #include "fs/fuse/fuse_adapter.h"
 
-#include <fuse3/fuse_lowlevel.h>
+#include <fuse_lowlevel.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -38,6 +38,14 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   // Writes must reach the filesystem at once (close() reports upload errors).
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+#ifdef FUSE_CAP_PASSTHROUGH
+  // Hits read by the kernel from the cache file (fs/fuse/passthrough_table.h). Built only with a
+  // libfuse that has it (3.16+); the kernel offers it from 6.9.
+  if (ctx->options.passthrough && (conn->capable & FUSE_CAP_PASSTHROUGH)) {
+    conn->want |= FUSE_CAP_PASSTHROUGH;
+    ctx->passthrough.Enable();
+  }
+#endif
   conn->max_write = ctx->options.max_write;
   conn->max_read = ctx->options.max_read;  // also passed as -o max_read (libfuse requires both)
   conn->max_readahead = ctx->options.max_readahead;
@@ -216,6 +224,15 @@ fuse_lowlevel_ops MakeOps() {
 
 }  // namespace
 }  // namespace fuse_internal
+
+std::string FuseLibraryText() {
+#ifdef FUSE_CAP_PASSTHROUGH
+  const char* passthrough = ", passthrough";
+#else
+  const char* passthrough = ", no passthrough (built with libfuse before 3.16)";
+#endif
+  return std::string("libfuse ") + fuse_pkgversion() + passthrough;
+}
 
 int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOptions& options,
                    std::function<void()> on_mounted) {

@@ -29,6 +29,8 @@ struct FuseOptions {
   // Extra "-o" options passed to libfuse as they are (e.g. "default_permissions").
   std::vector<std::string> extra_mount_options;
   bool debug = false;  // libfuse request tracing
+  // Ask the kernel for FUSE passthrough (FsOptions::passthrough says which opens use it).
+  bool passthrough = true;
   // Time limit of each request that may wait on the store (lookup, getattr, open, read, write,
   // flush, ...), retries included (blocking_timeout). 0: only the store's per-operation limits.
   int64_t blocking_timeout_ms = 0;
@@ -47,6 +49,10 @@ struct FuseOptions {
   // tier): ENOTSUP.
   std::function<Status()> run_tier_gc;
 };
+
+// The libfuse the daemon runs with, and whether it can hand hits to the kernel (passthrough):
+// "libfuse 3.17.2, passthrough" (`kvfs --version`).
+std::string FuseLibraryText();
 
 // The extended attribute of the mount root that holds FuseOptions::stats_text.
 inline constexpr char kStatsXattr[] = "user.kvfs.stats";

@@ -11,12 +11,61 @@
 namespace kvfs::fuse_internal {
 namespace {
 
+// How the kernel serves an open of `ino` (fs/fuse/passthrough_table.h): its page cache, none
+// (FOPEN_DIRECT_IO), or the cache file itself (passthrough). False: the open must be refused
+// (EBUSY), and nothing was recorded.
+bool SetOpenMode(fuse_req_t req, fuse_ino_t ino, const OpenResult& r, fuse_file_info* fi) {
+  PassthroughTable::Mode m = CtxOf(req).passthrough.Open(ino, r.fh, r.passthrough_fd, r.version,
+                                                         r.direct_io, [req](int fd) -> int32_t {
+#ifdef FUSE_CAP_PASSTHROUGH
+                                                           return fuse_passthrough_open(req, fd);
+#else
+        (void)req;
+        (void)fd;
+        return 0;
+#endif
+                                                         });
+  if (m.busy) return false;
+  fi->direct_io = m.direct_io;
+#ifdef FUSE_CAP_PASSTHROUGH
+  fi->backing_id = m.backing_id;
+#endif
+  if (m.backing_id > 0) {
+    fi->keep_cache = 0;  // the kernel takes no other open flag with FOPEN_PASSTHROUGH
+    FsOf(req).NotePassthrough(r.fh);
+  }
+  return true;
+}
+
+// The inode is open for passthrough reads of another file: the kernel would fail this open with
+// EIO after the reply. The daemon's handle goes (a write handle without a flush stores nothing).
+void ReplyBusy(fuse_req_t req, const char* op, fuse_ino_t ino, uint64_t fh) {
+  FsOf(req).Release(fh);
+  ReplyErrno(req, op, Ino(ino), EBUSY,
+             Status::Unavailable("open on this node as a cache hit read by the kernel "
+                                 "(passthrough) until those opens are closed"));
+}
+
+// The open `fh` is gone (released, or its reply failed): the inode's backing file goes with its
+// last passthrough open.
+void ForgetOpen(fuse_req_t req, uint64_t fh) {
+  const int32_t drop = CtxOf(req).passthrough.Release(fh);
+#ifdef FUSE_CAP_PASSTHROUGH
+  if (drop > 0) fuse_passthrough_close(req, drop);
+#else
+  (void)drop;
+#endif
+}
+
 void ReplyOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, const Result<OpenResult>& r) {
   if (!r.ok()) return ReplyErr(req, "open", Ino(ino), r.status());
   fi->fh = r->fh;
   fi->keep_cache = r->keep_cache;
-  fi->direct_io = r->direct_io;
-  if (fuse_reply_open(req, fi) == -ENOENT) FsOf(req).Release(r->fh);  // the caller went away
+  if (!SetOpenMode(req, ino, *r, fi)) return ReplyBusy(req, "open", ino, r->fh);
+  if (fuse_reply_open(req, fi) == -ENOENT) {  // the caller went away
+    ForgetOpen(req, r->fh);
+    FsOf(req).Release(r->fh);
+  }
 }
 
 void ServeRead(fuse_req_t req, fuse_ino_t ino, uint64_t fh, size_t size, off_t off) {
@@ -71,13 +120,18 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   if (!r.ok()) return ReplyErr(req, "create", Named(parent, name), r.status());
   fi->fh = r->second.fh;
   fi->keep_cache = 0;
-  fi->direct_io = 0;
+  if (!SetOpenMode(req, r->first.attr.ino, r->second, fi)) {
+    return ReplyBusy(req, "create", r->first.attr.ino, r->second.fh);
+  }
   fuse_entry_param e;
   std::memset(&e, 0, sizeof(e));
   e.ino = r->first.attr.ino;
   e.attr_timeout = e.entry_timeout = r->first.uncached() ? 0 : FsOf(req).entry_timeout_secs();
   FillStat(r->first.attr, &e.attr);
-  if (fuse_reply_create(req, &e, fi) == -ENOENT) FsOf(req).Release(r->second.fh);
+  if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+    ForgetOpen(req, r->second.fh);
+    FsOf(req).Release(r->second.fh);
+  }
 }
 
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
@@ -114,6 +168,7 @@ void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) {
 
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const ScopedDeadline deadline = RequestDeadline(req);
+  ForgetOpen(req, fi->fh);
   ReplyStatus(req, "release", Ino(ino), FsOf(req).Release(fi->fh));
 }
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #define FUSE_USE_VERSION 312
-#include <fuse3/fuse_lowlevel.h>
+#include <fuse_lowlevel.h>
 #include <sys/stat.h>
 
 #include <functional>
@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "fs/filesystem.h"
 #include "fs/fuse/fuse_adapter.h"
+#include "fs/fuse/passthrough_table.h"
 #include "fs/fuse/reply_log.h"
 #include "fs/fuse/store_wait_pool.h"
 
@@ -28,6 +29,8 @@ struct Context {
   StoreWaitPool* pool;  // lookups and stats that wait on the store run here
   // Failed replies: at most 20 log lines a second, then a count of those left out.
   LogRateLimiter reply_log{20, 1000};
+  // Which opens the kernel reads from cache files itself (enabled at INIT when granted).
+  PassthroughTable passthrough{};
 };
 
 inline Context& CtxOf(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req)); }

@@ -44,6 +44,13 @@ class ReadHandle {
   // need to this node now, where the handle keeps it (POSIX: an unlinked file lives until its
   // last close). The default has nothing to do.
   virtual Status KeepLocal() { return Status::OK(); }
+  // A file holding every byte of the object for the handle's whole life (a complete cache entry
+  // the handle pins), for the kernel to read directly (FUSE passthrough); -1 when there is none.
+  // May open the handle.
+  virtual int PassthroughFd() { return -1; }
+  // The kernel reads this handle's bytes from PassthroughFd() itself (counted: they never reach
+  // Read or ReadFd).
+  virtual void NotePassthrough() {}
 };
 
 // Thread-safe.

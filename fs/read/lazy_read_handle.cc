@@ -42,6 +42,18 @@ Status LazyReadHandle::KeepLocal() {
   return Status::OK();
 }
 
+int LazyReadHandle::PassthroughFd() {
+  auto copy = reader_->LocalCopy(key_);
+  if (!local_ || !copy || copy->size != info_.size || copy->etag != info_.etag) return -1;
+  auto h = Inner();
+  return h.ok() ? (*h)->PassthroughFd() : -1;
+}
+
+void LazyReadHandle::NotePassthrough() {
+  auto h = Inner();
+  if (h.ok()) (*h)->NotePassthrough();
+}
+
 bool LazyReadHandle::WouldWait(uint64_t offset, uint64_t size) const {
   {
     MutexLock l(&mu_);

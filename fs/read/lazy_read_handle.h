@@ -30,6 +30,10 @@ class LazyReadHandle : public ReadHandle {
   // Opens now and, when reads are served from a local file, waits until every byte is there
   // (read through a bounded buffer).
   Status KeepLocal() override;
+  // Opens now only when the reader holds a complete local copy of this very object (an open
+  // that would download returns -1 and transfers nothing).
+  int PassthroughFd() override;
+  void NotePassthrough() override;
 
  private:
   Result<ReadHandle*> Inner() const EXCLUDES(mu_);

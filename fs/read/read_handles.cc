@@ -1,6 +1,7 @@
 #include "fs/read/read_handles.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,6 +41,12 @@ Result<uint64_t> CacheHitHandle::Read(uint64_t offset, uint64_t size, char* buf)
   Result<uint64_t> r = PreadRange(entry_.fd(), entry_.size(), offset, size, buf, entry_.key());
   if (r.ok()) counters_->bytes_from_cache += *r;
   return Counted(std::move(r), counters_);
+}
+
+int CacheHitHandle::PassthroughFd() {
+  struct stat st;
+  if (fstat(entry_.fd(), &st) != 0 || static_cast<uint64_t>(st.st_size) != entry_.size()) return -1;
+  return entry_.fd();
 }
 
 Result<FdRange> CacheHitHandle::ReadFd(uint64_t offset, uint64_t size) {

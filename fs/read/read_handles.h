@@ -30,6 +30,10 @@ class CacheHitHandle : public ReadHandle {
   Result<FdRange> ReadFd(uint64_t offset, uint64_t size) override;
   bool Local() const override { return true; }
   bool WouldWait(uint64_t, uint64_t) const override { return false; }
+  // Only an entry file that is exactly the object (its trailer in an extended attribute): the
+  // kernel reads a backing file to its end.
+  int PassthroughFd() override;
+  void NotePassthrough() override { counters_->passthrough_opens++; }
 
  private:
   const EntryRef entry_;
