@@ -92,6 +92,8 @@ PY
 fi
 export KVFS_TEST_S3_REGION=${KVFS_TEST_S3_REGION:-us-east-1}
 export KVFS_REQUIRE_S3=1 KVFS_REQUIRE_FUSE=1
+# install-deps.sh built libfuse 3.17 (packaging/build-libfuse.sh): hits must be passthrough opens.
+export KVFS_REQUIRE_PASSTHROUGH=${KVFS_REQUIRE_PASSTHROUGH:-1}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 [ -e /dev/fuse ] || say "WARNING: /dev/fuse is missing: FUSE tests will fail (KVFS_REQUIRE_FUSE=1)"
