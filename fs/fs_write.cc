@@ -173,6 +173,7 @@ Status Filesystem::Release(uint64_t fh) {
   if (!h->local) return Status::OK();
   LocalFile::Outcome out = h->local->Release(h->writable);
   Apply(out);
+  if (out.leave) h->local->LeaveLocalFiles();  // the name resolves to the object now
   return out.status;
 }
 

@@ -139,11 +139,24 @@ LocalFile::Outcome LocalFile::Release(bool writer) {
       failure_ = Status::NotFound("'" + place_.display + "' was abandoned by a dying writer");
     }
     const bool ended = state_ == State::kFailed || state_ == State::kDiscarded;
-    // A temporary file stays (locally) until it is renamed or unlinked.
-    if (!temp_ || ended) env_.files->EraseIf(place_.key, this);
+    // A temporary file stays (locally) until it is renamed or unlinked. One published just now
+    // (an empty file, published at its last release) stays until the filesystem has recorded the
+    // object (Filesystem::Release): a lookup in between would find neither and cache the miss.
+    if (!temp_ || ended) {
+      if (out.kind == Outcome::kPublished) {
+        out.leave = true;
+      } else {
+        env_.files->EraseIf(place_.key, this);
+      }
+    }
     MaybeAdoptLocked();
   }
   return out;
+}
+
+void LocalFile::LeaveLocalFiles() {
+  MutexLock l(&mu_);
+  env_.files->EraseIf(place_.key, this);
 }
 
 void LocalFile::MaybeAdoptLocked() {

@@ -86,6 +86,9 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
     Status status;
     ObjectInfo info;
     Place place;
+    // Release published the file and closed its last handle: it leaves LocalFiles once the
+    // filesystem has recorded `info` (LeaveLocalFiles), so a lookup always finds one of the two.
+    bool leave = false;
   };
 
   // A new file with `handles` open handles, registered as what place.key shows. `created`: made
@@ -133,6 +136,8 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   // The last handle ends the file's life here: it leaves LocalFiles (unless it is a live temp
   // file) and a committed spool becomes the reader's cache entry.
   Outcome Release(bool writer) EXCLUDES(mu_);
+  // After Release's outcome with `leave` was applied.
+  void LeaveLocalFiles() EXCLUDES(mu_);
 
   // --- Bytes ---
   // A failed spool write fails the file (*out: kDropped): its close reports the error.
