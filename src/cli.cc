@@ -2,7 +2,6 @@
 
 #include <set>
 
-#include "fs/fuse/fuse_adapter.h"
 #include "src/config_keys.h"
 #include "src/config_values.h"
 #include "src/config_warnings.h"
@@ -164,9 +163,7 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
   return ParseCommandLine(args);
 }
 
-std::string VersionText() {
-  return std::string("kvfs ") + KVFS_VERSION + " (" + FuseLibraryText() + ")\n";
-}
+std::string VersionText() { return std::string("kvfs ") + KVFS_VERSION + "\n"; }
 
 std::string UsageText(const std::string& program) {
   std::string keys;

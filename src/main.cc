@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "fs/fuse/fuse_adapter.h"
 #include "src/cli.h"
 #include "src/client_commands.h"
 #include "src/config.h"
@@ -25,7 +26,8 @@ int main(int argc, char** argv) {
       std::fputs(UsageText(program).c_str(), stdout);
       return 0;
     case Command::kVersion:
-      std::fputs(VersionText().c_str(), stdout);
+      // The libfuse line lives here, not in cli.cc, which is built without libfuse (fuzzers).
+      std::fputs((VersionText() + FuseLibraryText() + "\n").c_str(), stdout);
       return 0;
     case Command::kStats:
       return RunStats(*cmd);
