@@ -2,6 +2,7 @@
 // back (errors through fs/fuse/fuse_request.h).
 #include "fs/fuse/fuse_file_ops.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -39,11 +40,15 @@ bool SetOpenMode(fuse_req_t req, fuse_ino_t ino, const OpenResult& r, fuse_file_
 
 // The inode is open for passthrough reads of another file: the kernel would fail this open with
 // EIO after the reply. The daemon's handle goes (a write handle without a flush stores nothing).
+Status BusyCause() {
+  return Status::Unavailable(
+      "open on this node as a cache hit read by the kernel (passthrough) until those opens are "
+      "closed");
+}
+
 void ReplyBusy(fuse_req_t req, const char* op, fuse_ino_t ino, uint64_t fh) {
   FsOf(req).Release(fh);
-  ReplyErrno(req, op, Ino(ino), EBUSY,
-             Status::Unavailable("open on this node as a cache hit read by the kernel "
-                                 "(passthrough) until those opens are closed"));
+  ReplyErrno(req, op, Ino(ino), EBUSY, BusyCause());
 }
 
 // The open `fh` is gone (released, or its reply failed): the inode's backing file goes with its
@@ -101,6 +106,10 @@ void ServeRead(fuse_req_t req, fuse_ino_t ino, uint64_t fh, size_t size, off_t o
 
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const ScopedDeadline deadline = RequestDeadline(req);
+  if ((fi->flags & O_ACCMODE) != O_RDONLY && CtxOf(req).passthrough.Busy(ino)) {
+    // Refused before a new version is started: nothing is written, committed or dropped.
+    return ReplyErrno(req, "open", Ino(ino), EBUSY, BusyCause());
+  }
   bool needs_store = false;
   const pid_t pid = fuse_req_ctx(req)->pid;
   auto r = FsOf(req).Open(ino, fi->flags, &needs_store, pid);

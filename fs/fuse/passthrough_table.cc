@@ -69,6 +69,12 @@ void PassthroughTable::Enable() {
   enabled_ = true;
 }
 
+bool PassthroughTable::Busy(uint64_t ino) const {
+  MutexLock l(&mu_);
+  auto it = inodes_.find(ino);
+  return it != inodes_.end() && it->second.passthrough > 0;
+}
+
 bool PassthroughTable::enabled() const {
   MutexLock l(&mu_);
   return enabled_;

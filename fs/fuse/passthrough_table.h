@@ -57,6 +57,10 @@ class PassthroughTable {
   // (FUSE_DEV_IOC_BACKING_CLOSE) when this was the inode's last passthrough open, else 0.
   int32_t Release(uint64_t fh) EXCLUDES(mu_);
 
+  // Whether `ino` has passthrough opens: an open for writing is refused (EBUSY) before the
+  // filesystem starts a new version of it.
+  bool Busy(uint64_t ino) const EXCLUDES(mu_);
+
   bool enabled() const EXCLUDES(mu_);
 
  private:

@@ -63,6 +63,15 @@ TEST_F(PassthroughTableTest, AnotherVersionOrAWriteBesidePassthroughIsBusy) {
   EXPECT_FALSE(Open(7, 5, -1, "", false).busy);
 }
 
+TEST_F(PassthroughTableTest, BusyWhileTheInodeHasPassthroughOpens) {
+  EXPECT_FALSE(table_.Busy(7));
+  ASSERT_GT(Open(7, 1, a_).backing_id, 0);
+  EXPECT_TRUE(table_.Busy(7));
+  EXPECT_FALSE(table_.Busy(8));
+  table_.Release(1);
+  EXPECT_FALSE(table_.Busy(7));
+}
+
 TEST_F(PassthroughTableTest, TheSameVersionSharesTheBackingFileWithoutOpeningItsOwn) {
   ASSERT_EQ(Open(7, 1, a_).backing_id, 1);
   // Short of descriptors, the second open could not open the cache entry: same bytes anyway.

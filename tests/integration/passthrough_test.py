@@ -85,8 +85,7 @@ def case_hits(ctx):
 
 def case_rules(ctx):
     """Opens beside a passthrough open: O_DIRECT and buffered ones read; a rewrite is EBUSY and
-    changes nothing; without readers it meets exists_policy; an unlinked open file stays
-    readable."""
+    changes nothing; an unlinked open file stays readable."""
     have = built_with_passthrough(ctx)
     store = ctx.store()
     a = Daemon(ctx, store, ctx.path("a"), ctx.path("cache-a"))
@@ -109,13 +108,6 @@ def case_rules(ctx):
     held.close()
     with open(p, "rb") as f:
         assert sha(f.read()) == sha(data), "the chunk after the refused rewrite"
-    # Without readers, a rewrite meets the usual rule for a stored chunk (exists_policy).
-    try:
-        write_chunk(a.mnt, "r.pt", chunk("pt-rules-2", 3 * MIB))
-        raise AssertionError("a rewrite with another size was allowed")
-    except OSError as e:
-        assert e.errno == errno.EEXIST, "rewrite without readers: %s" % e
-    ok("without readers the rewrite gets EEXIST (exists_policy), as without passthrough")
     held = open(p, "rb")
     os.unlink(p)
     assert os.fstat(held.fileno()).st_size == len(data)
