@@ -10,7 +10,16 @@ sharing one bucket, against a running S3 server.
             (per second, 8 threads); rates at 1M names are extrapolated from the two largest sizes.
   fleet     M mounts of one bucket (default 4, each with its own cache), each with writer
             threads storing new chunks and reader threads loading random chunks that any
-            mount stored - the engines' pattern on a fleet that shares one tier.
+            mount stored - the engines' pattern on a fleet that shares one tier - plus, per
+            mount, a lookup thread at --lookup-rate lookups/s (half of them names another mount
+            stored, half names nobody stored: the misses an engine's lookups mostly are) and a
+            prober: every 0.5 s one mount stores a small chunk that every other mount has just
+            missed and polls for (visibility: close returned -> found, p50/p99/max). Reported:
+            loads that missed a chunk stored more than 1 s before (goal 0), and the store
+            requests the lookups cost (the daemons' own counters: lookups sent, revalidations,
+            the fleet feed's PUT/LIST/DELETE) per lookup and per million lookups at AWS list
+            prices, beside what LMCache's S3 adapter would send for the same lookups (one HEAD
+            for every name it has not found before).
 
 Every chunk is named by the SHA-256 of its bytes (as the engines name theirs from a content
 hash), and every read is checked against its name: a "verification failure" is a read that
@@ -60,6 +69,7 @@ class Mount:
             f.write(f"endpoint: {endpoint}\nregion: {os.environ['AWS_REGION']}\n"
                     f"addressing: path\ncache_dir: {self.cache}\ncache_size: 4294967296\n"
                     + extra_yaml)
+        self.kvfs = kvfs
         self.log = open(os.path.join(work, name + ".log"), "w")
         self.proc = subprocess.Popen([kvfs, "-f", "--config", conf, f"s3://{bucket}", self.dir],
                                      stdout=self.log, stderr=subprocess.STDOUT)
@@ -70,6 +80,11 @@ class Mount:
                 raise RuntimeError(f"kvfs exited; see {self.log.name}")
             time.sleep(0.05)
         raise RuntimeError(f"kvfs did not mount {self.dir}")
+
+    def stats(self):
+        r = subprocess.run([self.kvfs, "stats", self.dir], capture_output=True, text=True,
+                           timeout=60)
+        return {k: int(v) for k, v in (ln.split() for ln in r.stdout.splitlines() if ln.strip())}
 
     def cpu_seconds(self):
         with open(f"/proc/{self.proc.pid}/stat") as f:
@@ -193,12 +208,32 @@ def run_readers(args, s3, work, emit):
         s3.remove_bucket(bucket)
 
 
+# AWS S3 Standard list prices (us-east-1, per request): GET/HEAD $0.0004 per 1,000; PUT, LIST
+# $0.005 per 1,000; DELETE free.
+PRICE = {"head": 0.4e-6, "list": 5e-6, "put": 5e-6, "delete": 0.0}
+
+
+def lookup_requests(before, after):
+    """Store requests the mounts' lookups cost between two sets of stats, by priced kind."""
+    d = {k: sum(a.get(k, 0) - b.get(k, 0) for a, b in zip(after, before))
+         for k in after[0]}
+    return {"head": d["kvfs_lookup_heads"] + d["kvfs_lookup_revalidations"],
+            "list": d["kvfs_lookup_lists"] + d["kvfs_lookup_dir_listings"] + d["kvfs_feed_lists"],
+            "put": d["kvfs_feed_puts"], "delete": d["kvfs_feed_deletes"]}
+
+
 def run_fleet(args, s3, work, emit):
     bucket = f"kvfleet-shared-{os.getpid()}"
     s3.make_bucket(bucket)
     size = args.chunk_mib << 20
     mounts = [Mount(args.kvfs, args.endpoint, bucket, work, f"node{i}") for i in range(args.mounts)]
     stored, stored_lock = [], threading.Lock()
+    stored_at = {}  # name -> when its writer's close returned
+    late = [0]  # loads that missed a chunk stored more than 1 s before
+    lookups = [0] * args.mounts  # lookups made (loads' opens and the lookup threads')
+    lmcache_heads = [0] * args.mounts  # what LMCache's S3 adapter would send for them
+    found_by = [set() for _ in range(args.mounts)]  # its positive cache, per mount
+    visible = []  # seconds from a probe's close to another mount finding it
     writes, reads = Tally(), Tally(misses_ok=True)
     stop = time.monotonic() + args.seconds
     try:
@@ -209,6 +244,14 @@ def run_fleet(args, s3, work, emit):
             write_chunk(mounts[i % args.mounts].dir, data, name)
             stored.append(name)
 
+        def counted(mi, name, found):
+            with stored_lock:
+                lookups[mi] += 1
+                if name not in found_by[mi]:
+                    lmcache_heads[mi] += 1
+                if found:
+                    found_by[mi].add(name)
+
         def writer(mi, wi):
             r = random.Random(1000 * mi + wi)
             while time.monotonic() < stop:
@@ -217,6 +260,7 @@ def run_fleet(args, s3, work, emit):
                     writes.ok(write_chunk(mounts[mi].dir, data, name), size)
                     with stored_lock:
                         stored.append(name)
+                        stored_at[name] = time.monotonic()
                 except OSError as e:
                     writes.error(e)
 
@@ -229,13 +273,70 @@ def run_fleet(args, s3, work, emit):
                 try:
                     dt, ok = read_chunk(mounts[mi].dir, name, buf)
                     reads.ok(dt, size, ok)
+                    counted(mi, name, True)
                 except OSError as e:
+                    counted(mi, name, False)
+                    if isinstance(e, FileNotFoundError):
+                        with stored_lock:
+                            if time.monotonic() - stored_at.get(name, 0) > 1.0:
+                                late[0] += 1
                     reads.error(e)
+
+        def looker(mi):
+            # An engine's lookups: half of them chunks some mount stored, half never stored.
+            r = random.Random(9000 + mi)
+            period = 1.0 / args.lookup_rate
+            nxt = time.monotonic()
+            while time.monotonic() < stop:
+                if r.random() < 0.5:
+                    with stored_lock:
+                        name = r.choice(stored)
+                else:
+                    name = "%064x" % r.getrandbits(256)
+                found = os.path.exists(os.path.join(mounts[mi].dir, name))
+                counted(mi, name, found)
+                if not found and name in stored_at and time.monotonic() - stored_at[name] > 1.0:
+                    with stored_lock:
+                        late[0] += 1
+                nxt += period
+                time.sleep(max(0.0, nxt - time.monotonic()))
+
+        def prober():
+            r = random.Random(77)
+            i = 0
+            while time.monotonic() < stop - 3:
+                wm = i % args.mounts
+                name, data = make_chunk(64 << 10, r)
+                others = [m for m in range(args.mounts) if m != wm]
+                for m in others:  # each has just missed it
+                    os.path.exists(os.path.join(mounts[m].dir, name))
+                write_chunk(mounts[wm].dir, data, name)
+                t_closed = time.monotonic()
+
+                def poll(m):
+                    p = os.path.join(mounts[m].dir, name)
+                    while not os.path.exists(p):
+                        if time.monotonic() - t_closed > 30:
+                            return
+                        time.sleep(0.002)
+                    with stored_lock:
+                        visible.append(time.monotonic() - t_closed)
+                ts = [threading.Thread(target=poll, args=(m,)) for m in others]
+                for t in ts:
+                    t.start()
+                for t in ts:
+                    t.join()
+                i += 1
+                time.sleep(max(0.0, 0.5 - (time.monotonic() - t_closed)))
 
         threads = [threading.Thread(target=writer, args=(mi, w))
                    for mi in range(args.mounts) for w in range(args.fleet_writers)]
         threads += [threading.Thread(target=reader, args=(mi, r))
                     for mi in range(args.mounts) for r in range(args.fleet_readers)]
+        if args.lookup_rate > 0:
+            threads += [threading.Thread(target=looker, args=(mi,)) for mi in range(args.mounts)]
+        threads.append(threading.Thread(target=prober))
+        stats0 = [m.stats() for m in mounts]
         cpu0 = sum(m.cpu_seconds() for m in mounts)
         t0 = time.monotonic()
         for t in threads:
@@ -244,6 +345,28 @@ def run_fleet(args, s3, work, emit):
             t.join()
         elapsed = time.monotonic() - t0
         cpu = sum(m.cpu_seconds() for m in mounts) - cpu0
+        stats1 = [m.stats() for m in mounts]
+        req = lookup_requests(stats0, stats1)
+        n_lookups = max(1, sum(lookups))
+        n_req = sum(req.values())
+        cost = sum(req[k] * PRICE[k] for k in req)
+        lm_heads = sum(lmcache_heads)
+        emit({"test": "fleet", "phase": "lookups", "mounts": args.mounts,
+              "lookup_rate_per_mount": args.lookup_rate, "seconds": round(elapsed, 2),
+              "lookups": n_lookups,
+              "lookups_per_s_per_mount": round(n_lookups / elapsed / args.mounts, 1),
+              "requests": req, "requests_per_lookup": round(n_req / n_lookups, 4),
+              "requests_per_s_per_mount": round(n_req / elapsed / args.mounts, 2),
+              "usd_per_million_lookups": round(cost / n_lookups * 1e6, 3),
+              "lmcache_s3_requests_per_lookup": round(lm_heads / n_lookups, 4),
+              "lmcache_s3_usd_per_million_lookups": round(
+                  lm_heads * PRICE["head"] / n_lookups * 1e6, 3),
+              "late_misses": late[0], "loads_missed": reads.misses,
+              "visibility_n": len(visible),
+              "visibility_p50_s": round(pct(visible, 50), 3),
+              "visibility_p99_s": round(pct(visible, 99), 3),
+              "visibility_max_s": round(max(visible) if visible else 0.0, 3),
+              "errors": 0, "verification_failures": 0})
         moved = max(1e-9, (writes.bytes + reads.bytes) / 2**30)
         for kind, tally in (("write", writes), ("read", reads)):
             row = tally.row(elapsed)
@@ -369,6 +492,8 @@ def main():
     p.add_argument("--fleet-writers", type=int, default=1)
     p.add_argument("--fleet-readers", type=int, default=4)
     p.add_argument("--seconds", type=float, default=20)
+    p.add_argument("--lookup-rate", type=float, default=150,
+                   help="lookups per second of each mount's lookup thread (fleet); 0: none")
     p.add_argument("--out", default="")
     args = p.parse_args()
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "TESTACCESSKEY0000001")

@@ -35,7 +35,8 @@ bool DirListingCache::KnownMissing(const std::string& key) {
   for (std::string dir = DirOf(key);; dir = DirOf(name)) {
     auto it = dirs_.find(dir);
     if (it != dirs_.end() && it->second.names != nullptr && Fresh(it->second.listed_at, now) &&
-        it->second.names->count(name) == 0) {
+        (!options_.answers || options_.answers(it->second.listed_at)) &&
+        it->second.names->count(name) == 0 && it->second.added.count(name) == 0) {
       return true;
     }
     if (dir.empty()) return false;
@@ -48,7 +49,8 @@ bool DirListingCache::RoomForDir(const std::string& dir, Time now) {
   // One record per missing directory looked up: drop those no longer answering anything.
   for (auto it = dirs_.begin(); it != dirs_.end();) {
     const Dir& o = it->second;
-    const bool live = o.listing || Fresh(o.listed_at, now) || Fresh(o.window_start, now);
+    const bool live =
+        o.listing || Fresh(o.listed_at, now) || Fresh(o.window_start, now) || ShapeFresh(o, now);
     if (live) {
       ++it;
     } else {
@@ -62,8 +64,28 @@ bool DirListingCache::RoomForDir(const std::string& dir, Time now) {
 void DirListingCache::SetNames(Dir* d,
                                std::shared_ptr<const std::unordered_set<std::string>> names) {
   if (d->names) total_names_ -= d->names->size();
+  total_names_ -= d->added.size();
+  d->added.clear();
   d->names = std::move(names);
   if (d->names) total_names_ += d->names->size();
+}
+
+void DirListingCache::NoteAdded(const std::string& key) {
+  if (options_.ttl.count() == 0) return;
+  MutexLock l(&mu_);
+  if (dirs_.empty()) return;
+  const Time now = Now();
+  std::string name = key;
+  for (std::string dir = DirOf(key);; dir = DirOf(name)) {
+    auto it = dirs_.find(dir);
+    if (it != dirs_.end() && it->second.names != nullptr && !it->second.names->count(name)) {
+      Dir& d = it->second;
+      if (d.added.emplace(name, now).second) ++total_names_;
+      if (d.added.size() > options_.max_entries) SetNames(&d, nullptr);  // list it again
+    }
+    if (dir.empty()) return;
+    name = dir.substr(0, dir.size() - 1);
+  }
 }
 
 void DirListingCache::MakeRoom(const std::string& keep, size_t n) {
@@ -103,13 +125,45 @@ void DirListingCache::Record(const std::string& dir,
   if (d.names != nullptr && d.listed_at > listed_at) return;
   d.listed_at = listed_at;
   d.too_big = false;
+  // Names the feed added since this listing began stay added (the listing may have missed them).
+  auto added = std::move(d.added);
   MakeRoom(dir, names ? names->size() : 0);
   SetNames(&d, std::move(names));
+  for (auto& [n, at] : added) {
+    if (at >= listed_at && d.names != nullptr && !d.names->count(n)) {
+      d.added.emplace(n, at);
+      ++total_names_;
+    }
+  }
+}
+
+void DirListingCache::NoteChild(const std::string& key, bool is_dir) {
+  if (options_.shape_ttl.count() == 0) return;
+  const std::string dir = DirOf(key);
+  MutexLock l(&mu_);
+  const Time now = Now();
+  if (!RoomForDir(dir, now)) return;
+  Dir& d = dirs_[dir];
+  if (!ShapeFresh(d, now)) d.files_seen = d.dirs_seen = false;
+  (is_dir ? d.dirs_seen : d.files_seen) = true;
+  d.shape_at = now;
+}
+
+bool DirListingCache::FilesOnly(const std::string& dir) {
+  if (options_.shape_ttl.count() == 0) return false;
+  MutexLock l(&mu_);
+  auto it = dirs_.find(dir);
+  if (it == dirs_.end()) return false;
+  const Dir& d = it->second;
+  return ShapeFresh(d, Now()) && d.files_seen && !d.dirs_seen;
 }
 
 void DirListingCache::NoteMiss(const std::string& key) {
-  if (options_.ttl.count() == 0) return;
+  if (options_.ttl.count() == 0 || options_.misses_before_listing <= 0) return;
   const std::string dir = DirOf(key);
+  // A listing made now would not answer past the first moments (no feed covers it): not worth
+  // its price.
+  if (options_.worth_listing && !options_.worth_listing()) return;
   {
     MutexLock l(&mu_);
     Time now = Now();
@@ -122,7 +176,7 @@ void DirListingCache::NoteMiss(const std::string& key) {
       d.window_start = now;
       d.misses = 0;
     }
-    if (++d.misses < options_.misses_before_listing) return;
+    if (++d.misses < std::max(options_.misses_before_listing, 12 * d.pages)) return;
     d.listing = true;
   }
   ListDir(dir);
@@ -137,9 +191,11 @@ void DirListingCache::ListDir(const std::string& dir) {
   req.prefix = dir;
   req.delimiter = "/";
   ListLoopGuard guard("listing '" + dir + "'");
+  int pages = 0;
   do {
     failed = guard.BeforePage(req.continuation_token);
     if (!failed.ok()) break;
+    ++pages;
     auto page = store_->List(req);
     if (!page.ok()) {
       failed = page.status();
@@ -164,6 +220,7 @@ void DirListingCache::ListDir(const std::string& dir) {
   Dir& d = dirs_[dir];
   d.listing = false;
   d.misses = 0;
+  d.pages = pages;
   d.window_start = Now();
   if (!failed.ok()) {
     // Lookups keep asking the store, which reports its own errors; try again after more misses.

@@ -16,10 +16,16 @@
 // directory's names too (RecordListing), so misses anywhere in a subtree one lookup listed whole
 // cost nothing.
 //
-// Visibility is the same as for cached negative lookups: a chunk another node uploads after the
-// listing appears within the TTL. Names this mount creates are cached positively by the
-// filesystem (checked first) for longer than any listing made before them lives, so they are never
-// hidden by it. Directories over max_entries are not listed (their misses keep costing a HEAD).
+// Visibility is the same as for cached misses (Options::answers: negative_ttl_ms, or while the
+// fleet feed covers the listing): a chunk another node uploads after the listing is found within
+// that. Names stored since - by this node, or by others as the feed tells (NoteAdded) - are added
+// to the listings above them, so no listing hides them. Directories over max_entries are not
+// listed (their misses keep costing a HEAD).
+//
+// It also keeps what lookups found in each directory (NoteChild): in a directory where they
+// found files and never a subdirectory - a chunk directory - a name is looked up with one HEAD
+// rather than one LIST (FilesOnly; fs_lookup.cc). That knowledge lasts shape_ttl after the last
+// find.
 //
 // Memory: at most options.max_total_names names across all listings (the oldest listings are
 // dropped to make room; ~150 bytes a name with a 60-byte key, estimated) and kMaxDirs directory
@@ -47,10 +53,21 @@ namespace kvfs {
 class DirListingCache {
  public:
   struct Options {
-    std::chrono::seconds ttl{30};     // 0: off
-    size_t max_entries = 100000;      // larger directories are not listed
-    size_t max_total_names = 200000;  // names held across all listings (oldest dropped)
-    int misses_before_listing = 8;    // misses in one directory within a TTL that trigger a listing
+    std::chrono::milliseconds ttl{30'000};  // 0: off
+    size_t max_entries = 100000;            // larger directories are not listed
+    size_t max_total_names = 200000;        // names held across all listings (oldest dropped)
+    // Misses in one directory within a TTL that trigger a listing; 0: misses never do.
+    int misses_before_listing = 8;
+    // How long a directory's shape (files found, subdirectories found) is remembered after the
+    // last find. 0: not kept (FilesOnly is always false).
+    std::chrono::milliseconds shape_ttl{30'000};
+    // Within ttl, whether a listing (or empty directory) recorded at the given time still answers
+    // misses: the filesystem's rule for misses (negative_ttl_ms, or the fleet feed's cover).
+    // Unset: ttl alone decides. Called under this cache's lock: it may take leaf locks only.
+    std::function<bool(std::chrono::steady_clock::time_point)> answers;
+    // Whether a listing made now would answer long enough to be worth its price (the fleet feed
+    // is live); misses start none while it says no. Unset: always.
+    std::function<bool()> worth_listing;
     // Told of every object a listing finds (outside the lock), e.g. to learn chunk sizes.
     std::function<void(const ObjectInfo&)> on_object;
   };
@@ -74,9 +91,19 @@ class DirListingCache {
   void RecordListing(const std::string& dir, std::unordered_set<std::string> names, Time started)
       EXCLUDES(mu_);
 
+  // Another node stored `key` (the fleet feed): the listings of its directory and of the
+  // directories above it no longer answer that it is missing.
+  void NoteAdded(const std::string& key) EXCLUDES(mu_);
+
   // Records that a lookup of `key` missed at the cost of a request. Once enough misses in its
-  // directory have accumulated, lists the directory in the calling thread.
+  // directory have accumulated - at least misses_before_listing, and 12 per page the last
+  // listing of it took (a LIST costs about 12 HEADs) - lists the directory in the calling thread.
   void NoteMiss(const std::string& key) EXCLUDES(mu_);
+
+  // A lookup found `key` to be a file (is_dir false) or a directory, or this node made it.
+  void NoteChild(const std::string& key, bool is_dir) EXCLUDES(mu_);
+  // Whether lookups in `dir` ("a/b/") found files and no subdirectory within shape_ttl.
+  bool FilesOnly(const std::string& dir) EXCLUDES(mu_);
 
   // Counters for tests and stats.
   uint64_t listings() const EXCLUDES(mu_);
@@ -94,8 +121,17 @@ class DirListingCache {
     bool too_big = false;  // last attempt found more than max_entries
     Time listed_at{};      // start of the listing that `names` holds (or of the too-big attempt)
     std::shared_ptr<const std::unordered_set<std::string>> names;
+    // Names other nodes stored since the listing (NoteAdded), with when they were added.
+    std::unordered_map<std::string, Time> added;
+    int pages = 0;            // of the last listing made here
+    bool files_seen = false;  // since shape_at - shape_ttl
+    bool dirs_seen = false;
+    Time shape_at{};  // the last NoteChild
   };
   bool Fresh(Time t, Time now) const { return now - t < options_.ttl; }
+  bool ShapeFresh(const Dir& d, Time now) const {
+    return (d.files_seen || d.dirs_seen) && now - d.shape_at < options_.shape_ttl;
+  }
   void ListDir(const std::string& dir) EXCLUDES(mu_);
   void Record(const std::string& dir, std::shared_ptr<const std::unordered_set<std::string>> names,
               Time listed_at) EXCLUDES(mu_);

@@ -11,6 +11,24 @@
 
 namespace kvfs {
 
+namespace {
+
+std::chrono::milliseconds NegativeTtl(const FsOptions& o) {
+  return std::min<std::chrono::milliseconds>(std::chrono::milliseconds(o.negative_ttl_ms),
+                                             std::chrono::seconds(o.metadata_ttl_secs));
+}
+
+// The longest a miss may be kept: feed_miss_ttl_secs with the fleet feed (while it covers the
+// miss: Filesystem::MissHolds), negative_ttl_ms without.
+std::chrono::milliseconds MissTtlMax(const FsOptions& o) {
+  if (!o.fleet_feed) return NegativeTtl(o);
+  return std::max(NegativeTtl(o),
+                  std::min<std::chrono::milliseconds>(std::chrono::seconds(o.feed_miss_ttl_secs),
+                                                      std::chrono::seconds(o.metadata_ttl_secs)));
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Filesystem>> Filesystem::Create(std::shared_ptr<ObjectStore> store,
                                                        std::shared_ptr<ChunkReader> reader,
                                                        FsOptions options, SteadyClock clock) {
@@ -30,11 +48,21 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
       codec_(options_.key_prefix, options_.fanout_hex_chars),
       uploader_(store_, options_),
       meta_(std::chrono::seconds(options_.metadata_ttl_secs), options_.metadata_cache_max_bytes,
-            clock),
+            clock, MissTtlMax(options_)),
       learnt_sizes_(options_.learn_chunk_sizes && options_.chunk_sizes.empty()),
+      // Listings answer misses, so they hold as long as a miss does. Misses start a listing only
+      // while the fleet feed keeps it current: a LIST costs about 12 HEADs, and without the feed
+      // it would answer for negative_ttl_ms only.
       listings_(
           store_,
-          {.ttl = std::chrono::seconds(options_.metadata_ttl_secs),
+          {.ttl = MissTtlMax(options_),
+           .misses_before_listing = options_.fleet_feed ? 16 : 0,
+           .shape_ttl = std::chrono::seconds(options_.metadata_ttl_secs),
+           .answers =
+               [this](std::chrono::steady_clock::time_point t) {
+                 return MissHolds(listings_.Now() - t);
+               },
+           .worth_listing = [this] { return feed_ && feed_->Covers(listings_.Now()); },
            .on_object = [this](const ObjectInfo& o) { learnt_sizes_.Observe(o.key, o.size); }},
           clock),
       revalidator_(store_, &meta_, reader_.get(), options_.revalidate_timeout_ms),

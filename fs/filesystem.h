@@ -65,12 +65,14 @@
 #include "fs/chunk_size_learner.h"
 #include "fs/dir_listing_cache.h"
 #include "fs/dir_stream.h"
+#include "fs/fleet_feed.h"
 #include "fs/fs_options.h"
 #include "fs/fs_types.h"
 #include "fs/handle_table.h"
 #include "fs/inode_table.h"
 #include "fs/local_file.h"
 #include "fs/local_files.h"
+#include "fs/lookup_stats.h"
 #include "fs/meta_cache.h"
 #include "fs/name_codec.h"
 #include "fs/read/chunk_reader.h"
@@ -97,7 +99,15 @@ class Filesystem {
 
   const FsOptions& options() const { return options_; }
   double entry_timeout_secs() const { return options_.metadata_ttl_secs; }
-  void set_invalidate_fn(InvalidateFn fn) { invalidate_ = std::move(fn); }
+  void set_invalidate_fn(InvalidateFn fn) EXCLUDES(invalidate_mu_) {
+    MutexLock l(&invalidate_mu_);
+    invalidate_ = std::move(fn);
+  }
+  // The fleet feed (fs/fleet_feed.h): told of every chunk this node stores or deletes; while it
+  // covers a cached miss, the miss holds past negative_ttl_ms. Set before the session starts.
+  void set_feed(std::shared_ptr<FleetFeed> feed) { feed_ = std::move(feed); }
+  // Another node stored or deleted a chunk (the feed's thread). Thread-safe.
+  void ApplyFeed(const FeedEvent& event);
   // The bounded tier (tier/node_tier.h), when store_capacity or store_max_age is set: told of
   // each chunk opened for reading and each chunk published, asked for statvfs. Set before the
   // session starts.
@@ -105,6 +115,8 @@ class Filesystem {
   // A collector removed the chunk `key` from the store: this node stops answering for it from
   // its metadata and its cache (open handles keep what they already read). Thread-safe.
   void ForgetRemoved(const std::string& key);
+  // What lookups cost so far: answered locally or sent, and the requests sent.
+  LookupStats LookupStatsNow() const;
   // How the write path sees the processes behind requests (fs/process_state.h by default; all
   // null when /proc does not show the daemon's pid namespace: then every close counts as a live
   // close by the writer). Tests replace it.
@@ -270,15 +282,26 @@ class Filesystem {
   Uploader uploader_;
   InodeTable inodes_;
   MetaCache meta_;
-  ChunkSizeLearner learnt_sizes_;   // whole-chunk sizes from the store (learn_chunk_sizes)
-  DirListingCache listings_;        // negative lookups from a recent directory listing
-  Revalidator revalidator_;         // background checks of names answered from local copies
-  InvalidateFn invalidate_;         // set before the session starts
-  std::shared_ptr<NodeTier> tier_;  // set before the session starts; null: unbounded tier
-  ProcessProbe probe_;              // set before the session starts
-  LocalFiles local_files_;          // what each key being written shows
-  UnlinkedNames unlinked_;          // names unlinked here under unlink_policy local
-  HandleTable handles_;             // open files and directories
+  ChunkSizeLearner learnt_sizes_;  // whole-chunk sizes from the store (learn_chunk_sizes)
+  LookupCounters lookups_;         // what resolutions cost (fs/lookup_stats.h)
+  DirListingCache listings_;       // negative lookups from a recent directory listing
+  Revalidator revalidator_;        // background checks of names answered from local copies
+  // Tells the kernel to drop its entry of `name` in `parent` (a no-op outside a session).
+  void Invalidate(uint64_t parent, const std::string& name) EXCLUDES(invalidate_mu_);
+  // The same for the name of the chunk `key`, when the kernel knows its directory.
+  void InvalidateKey(const std::string& key);
+  // Whether a miss recorded `age` ago still holds: within negative_ttl_ms, or while the fleet
+  // feed covers it (up to feed_miss_ttl_secs, the metadata cache's bound for misses).
+  bool MissHolds(std::chrono::steady_clock::duration age) const;
+
+  Mutex invalidate_mu_;  // a leaf lock: the adapter's invalidator only queues
+  InvalidateFn invalidate_ GUARDED_BY(invalidate_mu_);  // set while a session runs
+  std::shared_ptr<FleetFeed> feed_;  // set before the session starts; null: no feed
+  std::shared_ptr<NodeTier> tier_;   // set before the session starts; null: unbounded tier
+  ProcessProbe probe_;               // set before the session starts
+  LocalFiles local_files_;           // what each key being written shows
+  UnlinkedNames unlinked_;           // names unlinked here under unlink_policy local
+  HandleTable handles_;              // open files and directories
 };
 
 }  // namespace kvfs

@@ -102,6 +102,7 @@ Status Filesystem::NextDirPage(uint64_t ino, const std::string& prefix,
     if (!name) continue;
     const std::string dir_key = pos.substr(0, pos.size() - 1);
     meta_.PutDir(dir_key);
+    listings_.NoteChild(dir_key, /*is_dir=*/true);
     if (local.count(*name)) continue;
     auto file = std::find_if(c->open_files.begin(), c->open_files.end(),
                              [&](const auto& f) { return f.first == dir_key; });
@@ -158,6 +159,17 @@ Result<FsEntry> Filesystem::Mkdir(uint64_t parent, const std::string& name) {
     return put.status().Annotate("mkdir " + Display(path));
   }
   meta_.PutDir(key);
+  listings_.NoteChild(key, /*is_dir=*/true);
+  listings_.NoteAdded(key);
+  // Made just now (not another node's): nothing is under it, so the walks of the levels below
+  // (mkdir -p) cost nothing.
+  if (put.ok()) listings_.RecordEmpty(key + "/");
+  if (feed_) {
+    FeedEvent made{FeedEvent::kStored, {}};
+    made.info.key = key + "/";
+    made.info.etag = put.ok() ? put->etag : "";
+    feed_->Announce(std::move(made));
+  }
   uint64_t ino = inodes_.Ref(parent, name, true);
   return FsEntry{DirAttr(ino)};
 }
@@ -170,15 +182,32 @@ Status Filesystem::Rmdir(uint64_t parent, const std::string& name) {
   if (!local_files_.KeysWithPrefix(prefix).empty()) {
     return Status::AlreadyExists("rmdir: directory not empty: " + Display(path));
   }
+  // Empty on this node: nothing under it but its marker and names this node unlinked (under
+  // unlink_policy local their objects stay for the other nodes, who still see the directory).
   ListRequest req;
   req.prefix = prefix;
-  req.max_keys = 2;
-  KVFS_ASSIGN_OR_RETURN(ListResult lr, store_->List(req));
-  bool empty = lr.common_prefixes.empty();
-  for (const auto& o : lr.objects) empty = empty && o.key == prefix;
-  if (!empty) return Status::AlreadyExists("rmdir: directory not empty: " + Display(path));
+  req.max_keys = 1000;
+  ListLoopGuard guard("rmdir '" + prefix + "'");
+  size_t seen = 0;
+  do {
+    KVFS_RETURN_IF_ERROR(guard.BeforePage(req.continuation_token));
+    KVFS_ASSIGN_OR_RETURN(ListResult lr, store_->List(req));
+    for (const auto& o : lr.objects) {
+      if (o.key != prefix && !unlinked_.Hides(o)) {
+        return Status::AlreadyExists("rmdir: directory not empty: " + Display(path));
+      }
+    }
+    seen += lr.objects.size();
+    KVFS_RETURN_IF_ERROR(guard.AfterPage(seen, lr.truncated));
+    req.continuation_token = lr.truncated ? lr.next_continuation_token : "";
+  } while (!req.continuation_token.empty());
   // Its marker (mkdir's, or another tool's); deleting an absent key succeeds.
   KVFS_RETURN_IF_ERROR(store_->Delete(prefix));
+  if (feed_) {
+    FeedEvent removed{FeedEvent::kRemoved, {}};
+    removed.info.key = prefix;
+    feed_->Announce(std::move(removed));
+  }
   meta_.PutMissing(dir_key);
   inodes_.Detach(parent, name);
   return Status::OK();
@@ -225,12 +254,16 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
       meta_.PutMissing(key);
       break;
     }
-    case UnlinkPolicy::kRemote:
+    case UnlinkPolicy::kRemote: {
       if (auto ino = inodes_.Find(parent, name)) KeepOpenLocal(*ino);
       KVFS_RETURN_IF_ERROR(store_->Delete(key));
       reader_->Invalidate(key);
       meta_.PutMissing(key);
+      FeedEvent removed{FeedEvent::kRemoved, {}};
+      removed.info.key = key;
+      if (feed_) feed_->Announce(std::move(removed));
       break;
+    }
   }
   inodes_.Detach(parent, name);
   return Status::OK();
@@ -325,6 +358,11 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     auto info = store_->Copy(src_key, dst_key, opts);
     if (!info.ok()) return info.status().Annotate("rename " + Display(src_path));
     KVFS_RETURN_IF_ERROR(store_->Delete(src_key));
+    if (feed_) {
+      FeedEvent removed{FeedEvent::kRemoved, {}};
+      removed.info.key = src_key;
+      feed_->Announce(std::move(removed));
+    }
     info->key = dst_key;
     if (info->size == 0) info->size = node.info.size;
     Published(*info);

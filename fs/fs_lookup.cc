@@ -19,6 +19,7 @@
 // What is cached lives one metadata TTL, as a HEAD's answer would: other nodes' new chunks and
 // deletes show within it. A directory exists while any key lies under it (a marker "<key>/" of
 // mkdir included), as before.
+#include <algorithm>
 #include <ctime>
 #include <map>
 #include <unordered_set>
@@ -32,6 +33,14 @@ namespace {
 // Whether a sorted listing whose largest key is `last` saw every key starting with `prefix`.
 bool ListedPast(const std::string& last, const std::string& prefix) {
   return last.compare(0, prefix.size(), prefix) > 0;
+}
+
+// Whether the last component of `key` has a dot after its first character ("x.bin", not ".x").
+bool HasExtension(const std::string& key) {
+  const size_t slash = key.rfind('/');
+  const size_t start = slash == std::string::npos ? 0 : slash + 1;
+  const size_t dot = key.rfind('.');
+  return dot != std::string::npos && dot > start && dot + 1 < key.size();
 }
 
 }  // namespace
@@ -61,8 +70,16 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs
 Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool* needs_store) {
   Node node;
   auto hidden = [&] { return Status::NotFound("no such file (unlinked on this node): " + key); };
-  if (auto e = meta_.Get(key)) {
-    if (e->kind == MetaEntry::kMissing) return Status::NotFound("no such file: " + key);
+  auto e = meta_.Get(key);
+  // A miss older than negative_ttl_ms holds only while the fleet feed says no node stored the
+  // name since; otherwise the store is asked (below).
+  if (e && e->kind == MetaEntry::kMissing && !MissHolds(e->age)) e.reset();
+  if (e) {
+    ++lookups_.local;
+    if (e->kind == MetaEntry::kMissing) {
+      ++lookups_.local_misses;
+      return Status::NotFound("no such file: " + key);
+    }
     node.kind = e->kind;
     node.info = e->info;
     node.ttl_secs = std::chrono::duration<double>(e->left).count();
@@ -71,10 +88,13 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool*
     return node;
   }
   if (listings_.KnownMissing(key)) {
+    ++lookups_.local;
+    ++lookups_.local_misses;
     meta_.PutMissing(key);
     return Status::NotFound("no such file: " + key);
   }
   if (auto local = ServeLocalCopy(key)) {
+    ++lookups_.local;
     if (unlinked_.Hides(local->info)) return hidden();
     return *local;
   }
@@ -82,14 +102,25 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool*
     *needs_store = true;
     return Status::Unavailable(key + ": the answer needs the store");
   }
-  // With directories, one LIST tells file from directory from missing (fs_lookup.cc).
-  if (!codec_.flat() && options_.subdirectories) return ResolveByListing(key);
+  // With directories, one LIST tells file from directory from missing (fs_lookup.cc), unless the
+  // name's directory is a chunk directory: there a HEAD (a twelfth of a LIST's price) answers.
+  ++lookups_.sent;
+  const bool with_dirs = !codec_.flat() && options_.subdirectories;
+  if (with_dirs && !listings_.FilesOnly(DirListingCache::DirOf(key))) {
+    return ResolveByListing(key);
+  }
+  ++lookups_.sent_heads;
   auto head = store_->Head(key);
   if (head.ok()) {
     head->key = key;
     return FoundFile(std::move(head).value());
   }
   if (head.status().code() != StatusCode::kNotFound) return head.status();
+  // A name without an extension may be a directory another node made among the files: the
+  // LIST tells. Every engine's chunk names have one (.bin, .pt, .data), so a missed chunk
+  // costs one request.
+  if (with_dirs && !HasExtension(key)) return ResolveByListing(key);
+  ++lookups_.sent_misses;
   unlinked_.Forget(key);  // gone from the store: a new object of that name will show
   meta_.PutMissing(key);
   listings_.NoteMiss(key);
@@ -125,6 +156,11 @@ std::optional<Filesystem::Node> Filesystem::ServeLocalCopy(const std::string& ke
   }
   node.info.key = key;
   revalidator_.Enqueue(node.info, stale.gen);
+  // The kernel asks again soon: once the background check has answered (a delete elsewhere is
+  // then seen here), the answer is the store's again, with the whole TTL.
+  node.ttl_secs = std::chrono::duration<double>(
+                      std::chrono::milliseconds(std::max<uint32_t>(options_.negative_ttl_ms, 100)))
+                      .count();
   return node;
 }
 
@@ -151,6 +187,14 @@ Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, boo
   return entry;
 }
 
+LookupStats Filesystem::LookupStatsNow() const {
+  LookupStats s = lookups_.Snapshot();
+  s.revalidations = revalidator_.checks();
+  s.revalidation_drops = revalidator_.dropped();
+  s.listings = listings_.listings();
+  return s;
+}
+
 double Filesystem::MissTtlSecs(uint64_t parent, const std::string& name) {
   auto path = ChildPath(parent, name);
   if (!path.ok()) return 0;
@@ -158,7 +202,95 @@ double Filesystem::MissTtlSecs(uint64_t parent, const std::string& name) {
   if (!key.ok()) return 0;
   auto missing = meta_.Get(*key);
   if (!missing) return 0;  // not cached here (a temp name, caching off): the kernel asks again
-  return std::chrono::duration<double>(missing->left).count();
+  // The kernel keeps a miss at most negative_ttl_ms from when it was recorded here, or, while the
+  // feed covers it, negative_ttl_ms from now: then the kernel's next lookup is answered here,
+  // without a request, from an entry the feed keeps current (the feed also drops the kernel's
+  // entry when the name arrives).
+  const auto negative = std::chrono::milliseconds(options_.negative_ttl_ms);
+  auto left = std::min<std::chrono::steady_clock::duration>(missing->left, negative);
+  if (!MissHolds(missing->age)) return 0;
+  if (missing->age < negative && !(feed_ && feed_->Covers(listings_.Now() - missing->age))) {
+    left = std::min<std::chrono::steady_clock::duration>(left, negative - missing->age);
+  }
+  return std::chrono::duration<double>(left).count();
+}
+
+bool Filesystem::MissHolds(std::chrono::steady_clock::duration age) const {
+  if (age < std::chrono::milliseconds(options_.negative_ttl_ms)) return true;
+  return feed_ != nullptr && feed_->Covers(listings_.Now() - age);
+}
+
+void Filesystem::Invalidate(uint64_t parent, const std::string& name) {
+  MutexLock l(&invalidate_mu_);
+  if (invalidate_) invalidate_(parent, name);
+}
+
+void Filesystem::InvalidateKey(const std::string& key) {
+  const std::string& prefix = codec_.key_prefix();
+  if (key.compare(0, prefix.size(), prefix) != 0) return;
+  std::vector<std::string> parts;
+  for (size_t start = prefix.size();;) {
+    const size_t slash = key.find('/', start);
+    parts.push_back(
+        key.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  if (!parts.empty() && parts.back().empty()) parts.pop_back();  // a directory's marker
+  // With fan-out the namespace is flat: the first component is the hashed directory.
+  if (codec_.flat() && parts.size() == 2) parts.erase(parts.begin());
+  // The kernel may hold a negative entry at the first level it has no inode for (or the name
+  // itself): that one is dropped.
+  uint64_t parent = 1;  // the root
+  for (size_t i = 0; i < parts.size(); ++i) {
+    auto name = NameCodec::DecodeComponent(parts[i]);
+    if (!name) return;
+    auto child = inodes_.Find(parent, *name);
+    if (!child || i + 1 == parts.size()) {
+      Invalidate(parent, *name);
+      return;
+    }
+    parent = *child;
+  }
+}
+
+void Filesystem::ApplyFeed(const FeedEvent& event) {
+  const std::string& key = event.info.key;
+  if (local_files_.Find(key) != nullptr) return;  // being written here: this node's own answer
+  const std::string& prefix = codec_.key_prefix();
+  if (!key.empty() && key.back() == '/') {
+    // A directory's marker (mkdir, rmdir elsewhere): the next lookup of the directory asks.
+    const std::string dir = key.substr(0, key.size() - 1);
+    meta_.Erase(dir);
+    if (event.kind == FeedEvent::kStored) listings_.NoteAdded(dir);
+    InvalidateKey(key);
+    return;
+  }
+  if (event.kind == FeedEvent::kStored) {
+    // Every directory above the chunk exists now: misses of them cached here are over.
+    for (size_t slash = key.find('/', prefix.size()); slash != std::string::npos;
+         slash = key.find('/', slash + 1)) {
+      const std::string dir = key.substr(0, slash);
+      auto e = meta_.Get(dir);
+      if (!e || e->kind != MetaEntry::kDir) meta_.PutDir(dir);
+    }
+  }
+  if (event.kind == FeedEvent::kRemoved) {
+    // Asked again at the next lookup (a later store by another node may already be there).
+    meta_.Erase(key);
+    reader_->Invalidate(key);
+  } else {
+    if (unlinked_.Hides(event.info)) return;  // unlinked here: stays hidden
+    if (event.info.etag.empty()) {
+      meta_.Erase(key);  // found at the next lookup, with its ETag
+    } else {
+      meta_.PutFile(event.info);
+      learnt_sizes_.Observe(key, event.info.size);
+    }
+    listings_.NoteAdded(key);
+    listings_.NoteChild(key, /*is_dir=*/false);
+  }
+  InvalidateKey(key);
 }
 
 void Filesystem::Forget(uint64_t ino, uint64_t nlookup) { inodes_.Forget(ino, nlookup); }
@@ -183,6 +315,7 @@ Result<Filesystem::Node> Filesystem::FoundFile(ObjectInfo info) {
     return Status::NotFound("no such file (unlinked on this node): " + info.key);
   }
   meta_.PutFile(info);
+  listings_.NoteChild(info.key, /*is_dir=*/false);
   learnt_sizes_.Observe(info.key, info.size);
   Node node;
   node.kind = MetaEntry::kFile;
@@ -195,6 +328,7 @@ Result<Filesystem::Node> Filesystem::ResolveByListing(const std::string& key) {
   ListRequest req;
   req.prefix = key;
   req.max_keys = options_.lookup_list_max_keys;
+  ++lookups_.sent_lists;
   auto listed = store_->List(req);
   if (!listed.ok()) return listed.status().Annotate("looking up " + key);
   const ListResult& lr = *listed;
@@ -210,6 +344,9 @@ Result<Filesystem::Node> Filesystem::ResolveByListing(const std::string& key) {
       continue;
     }
     if (o.key.compare(0, dir.size(), dir) != 0) continue;  // a sibling, such as "<key>-old"
+    // A name this node unlinked (unlink_policy local) is not there for it: a directory holding
+    // only such names is empty here (and removable: Rmdir).
+    if (unlinked_.Hides(o)) continue;
     under = true;
     std::string parent = dir;
     children[parent];
@@ -219,12 +356,16 @@ Result<Filesystem::Node> Filesystem::ResolveByListing(const std::string& key) {
         if (start < o.key.size()) {  // a file (else the marker of the directory `parent`)
           children[parent].insert(o.key);
           meta_.PutFile(o);
+          listings_.NoteChild(o.key, /*is_dir=*/false);
           learnt_sizes_.Observe(o.key, o.size);
         }
         break;
       }
       std::string sub = o.key.substr(0, slash);
-      if (slash > start && children[parent].insert(sub).second) meta_.PutDir(sub);
+      if (slash > start && children[parent].insert(sub).second) {
+        meta_.PutDir(sub);
+        listings_.NoteChild(sub, /*is_dir=*/true);
+      }
       parent = o.key.substr(0, slash + 1);
       children[parent];
       start = slash + 1;
@@ -248,12 +389,14 @@ Result<Filesystem::Node> Filesystem::ResolveByListing(const std::string& key) {
     ListRequest one;
     one.prefix = dir;
     one.max_keys = 1;
+    ++lookups_.sent_lists;
     KVFS_ASSIGN_OR_RETURN(ListResult lr1, store_->List(one));
     under = !lr1.objects.empty() || !lr1.common_prefixes.empty();
     if (!under) listings_.RecordEmpty(dir);
   }
   if (under) {
     meta_.PutDir(key);
+    listings_.NoteChild(key, /*is_dir=*/true);
     Node node;
     node.kind = MetaEntry::kDir;
     node.info.key = key;
@@ -263,6 +406,7 @@ Result<Filesystem::Node> Filesystem::ResolveByListing(const std::string& key) {
   // whole range): names below it are known missing too, a walk down a tree that does not exist
   // yet (mkdir -p) costs nothing more.
   if (all_under) listings_.RecordEmpty(dir);
+  ++lookups_.sent_misses;
   unlinked_.Forget(key);  // gone from the store: a new object of that name will show
   meta_.PutMissing(key);
   listings_.NoteMiss(key);

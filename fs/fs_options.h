@@ -82,8 +82,23 @@ struct FsOptions {
   std::vector<std::string> temp_patterns = DefaultTempPatterns();
   UnlinkPolicy unlink_policy = UnlinkPolicy::kLocal;
   ExistsPolicy exists_policy = ExistsPolicy::kSameSizeOk;
-  // Lifetime of cached lookups (positive and negative), also handed to the kernel. 0: no caching.
+  // Lifetime of cached lookups that found a file or a directory, also handed to the kernel. 0: no
+  // caching (misses included).
   uint32_t metadata_ttl_secs = 30;
+  // Lifetime of a cached miss, here and in the kernel (negative dentries): a chunk another node
+  // (or any other writer) stores under a name this node has missed is found here within this, so
+  // a fleet sees a new chunk within about half a second. Each lookup of a name missed longer ago
+  // asks the store again (one HEAD), as the engines' own S3 clients do on every lookup. 0: misses
+  // are never cached. At most metadata_ttl_secs.
+  uint32_t negative_ttl_ms = 500;
+  // The fleet feed (fs/fleet_feed.h): every node lists the chunks it stores and deletes under
+  // key_prefix + "~kvfs-feed/" and reads the others' every feed_interval_ms, so a cached miss or
+  // directory listing holds while the feed shows the name was not stored since - up to
+  // feed_miss_ttl_secs, the bound for writers that are not kvfs mounts of this prefix (an engine's
+  // own S3 client, aws s3 cp). false: misses hold negative_ttl_ms, listings are not made.
+  bool fleet_feed = true;
+  uint32_t feed_interval_ms = 400;
+  uint32_t feed_miss_ttl_secs = 10;
   // A name whose chunk is in the local cache is answered from it at once, without waiting on the
   // store, for this long after the store last confirmed it (its metadata, else the cache fill);
   // it is revalidated in the background, and a 404 or another ETag drops it. 0: off (after

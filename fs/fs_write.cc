@@ -28,10 +28,12 @@ void Filesystem::Apply(const LocalFile::Outcome& out) {
       return;
     case LocalFile::Outcome::kDropped:
       // No object, no visible file: the kernel saw the name created, so it is told to forget it.
+      // A failed new version of an existing object (a refused rewrite) leaves the name with its
+      // inode, showing the object again; the kernel forgets the version's size.
       meta_.Erase(out.place.key);
       if (out.place.parent_ino != 0) {
-        inodes_.Detach(out.place.parent_ino, out.place.name);
-        if (invalidate_) invalidate_(out.place.parent_ino, out.place.name);
+        if (!out.object_remains) inodes_.Detach(out.place.parent_ino, out.place.name);
+        Invalidate(out.place.parent_ino, out.place.name);
       }
       return;
   }
@@ -40,6 +42,9 @@ void Filesystem::Apply(const LocalFile::Outcome& out) {
 void Filesystem::Published(const ObjectInfo& info) {
   unlinked_.Forget(info.key);  // stored again from here: the name shows again
   meta_.PutFile(info);
+  listings_.NoteChild(info.key, /*is_dir=*/false);
+  listings_.NoteAdded(info.key);  // a listing made before must not hide it once the entry goes
+  if (feed_) feed_->Announce({FeedEvent::kStored, info});
   if (tier_) tier_->NoteWrite(info.key, info.size);
   learnt_sizes_.Observe(info.key, info.size);
 }

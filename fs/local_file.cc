@@ -35,6 +35,7 @@ Result<std::shared_ptr<LocalFile>> LocalFile::Create(const Env& env, Place place
   {
     MutexLock l(&f->mu_);
     if (created) f->DirtyLocked();
+    f->over_object_ = !created;
     f->handles_ = 1;
   }
   // The newest writer owns the name; an older LocalFile of that key keeps its open handles and

@@ -86,6 +86,9 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
     Status status;
     ObjectInfo info;
     Place place;
+    // kDropped: the name still holds an object (this was a new version of it, or its upload
+    // found one there): the name stays, showing that object.
+    bool object_remains = false;
     // Release published the file and closed its last handle: it leaves LocalFiles once the
     // filesystem has recorded `info` (LeaveLocalFiles), so a lookup always finds one of the two.
     bool leave = false;
@@ -218,6 +221,9 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   // Started from the object's bytes (Preload: opened O_RDWR): a changed version replaces the
   // object instead of meeting the exists policy, and is not sent while written.
   bool replaces_ GUARDED_BY(mu_) = false;
+  // Opened for writing over an existing object (not created): if this version fails, the name
+  // keeps showing that object.
+  bool over_object_ GUARDED_BY(mu_) = false;
   // A temp file whose last close came from a dying process: discarded at its last Release.
   bool temp_orphaned_ GUARDED_BY(mu_) = false;
   // Parts sent while the file is still being written; null when off or done.

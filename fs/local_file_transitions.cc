@@ -90,6 +90,7 @@ LocalFile::Outcome LocalFile::FailLocked(Status st) {
   env_.files->EraseIf(place_.key, this);
   Outcome out;
   out.kind = Outcome::kDropped;
+  out.object_remains = over_object_ || st.code() == StatusCode::kAlreadyExists;
   out.status = std::move(st);
   out.place = place_;
   return out;
@@ -111,6 +112,7 @@ LocalFile::Outcome LocalFile::Abandon(pid_t pid) {
   early_.reset();  // aborts the parts sent so far
   env_.files->EraseIf(place_.key, this);
   out.kind = Outcome::kDropped;
+  out.object_remains = over_object_;
   out.place = place_;
   return out;
 }

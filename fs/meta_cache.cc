@@ -1,13 +1,17 @@
 #include "fs/meta_cache.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace kvfs {
 
-MetaCache::MetaCache(std::chrono::seconds ttl, size_t max_bytes, SteadyClock clock)
-    : ttl_(ttl), max_bytes_(max_bytes), clock_(clock ? std::move(clock) : SteadyClock([] {
-        return std::chrono::steady_clock::now();
-      })) {}
+MetaCache::MetaCache(std::chrono::milliseconds ttl, size_t max_bytes, SteadyClock clock,
+                     std::optional<std::chrono::milliseconds> negative_ttl)
+    : ttl_(ttl),
+      negative_ttl_(ttl.count() == 0 ? ttl : std::min(ttl, negative_ttl.value_or(ttl))),
+      max_bytes_(max_bytes),
+      clock_(clock ? std::move(clock)
+                   : SteadyClock([] { return std::chrono::steady_clock::now(); })) {}
 
 MetaEntry MetaCache::Out(const Slot& slot) const {
   MetaEntry e = slot.entry;
@@ -23,6 +27,7 @@ std::optional<MetaEntry> MetaCache::Get(const std::string& key) {
   if (it == map_.end() || it->second->expires <= now) return std::nullopt;
   MetaEntry e = Out(*it->second);
   e.left = it->second->expires - now;
+  e.age = now - it->second->stored;
   Touch(it->second);
   return e;
 }
@@ -59,8 +64,16 @@ void MetaCache::Put(const std::string& key, MetaEntry entry) {
 
 void MetaCache::PutLocked(const std::string& key, MetaEntry entry) {
   const auto now = clock_();
+  const std::chrono::milliseconds ttl = entry.kind == MetaEntry::kMissing ? negative_ttl_ : ttl_;
+  if (ttl.count() == 0) {
+    // Misses are not cached: the name's older answer (a file it was) must not outlive it either.
+    auto it = map_.find(key);
+    if (it != map_.end()) Remove(it->second);
+    return;
+  }
   entry.info.key.clear();
   entry.left = {};
+  entry.age = {};
   const size_t charge = kEntryOverhead + key.size() + entry.info.etag.size();
   auto it = map_.find(key);
   if (it != map_.end()) {
@@ -70,13 +83,13 @@ void MetaCache::PutLocked(const std::string& key, MetaEntry entry) {
     if (s.is_protected) protected_bytes_ = protected_bytes_ - s.charge + charge;
     s.entry = std::move(entry);
     s.stored = now;
-    s.expires = now + ttl_;
+    s.expires = now + ttl;
     s.gen = next_gen_++;
     s.charge = charge;
     List& list = s.is_protected ? protected_ : probation_;
     list.splice(list.begin(), list, it->second);
   } else {
-    probation_.push_front(Slot{key, std::move(entry), now, now + ttl_, next_gen_++, charge, false});
+    probation_.push_front(Slot{key, std::move(entry), now, now + ttl, next_gen_++, charge, false});
     map_.emplace(probation_.front().key, probation_.begin());
     bytes_ += charge;
   }

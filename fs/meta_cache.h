@@ -1,9 +1,11 @@
 // MetaCache: lookup results (object exists with size/etag, is a directory, or does not exist),
 // kept for a TTL so that repeated exists()/stat() on the same name cost no request. Entries
 // written or removed through this mount are updated at once by the filesystem; changes made by
-// other nodes become visible when an entry expires. Expired entries are kept (until the bound
-// prunes them) so that a name whose chunk is in the local cache can still be answered from them
-// while they are revalidated (GetStale).
+// other nodes become visible when an entry expires. A miss has its own, short TTL (negative_ttl):
+// a chunk another node stores must be found here within it (FsOptions::negative_ttl_ms), while a
+// found file or directory may be trusted longer (chunks are immutable). Expired entries are kept
+// (until the bound prunes them) so that a name whose chunk is in the local cache can still be
+// answered from them while they are revalidated (GetStale).
 //
 // Memory: bounded by max_bytes, charged per entry as its key and ETag plus kEntryOverhead (the
 // list and hash nodes, the slot, allocator headers; checked against the daemon's RSS in
@@ -42,6 +44,7 @@ struct MetaEntry {
   // Set by Get: how long the entry stays fresh. The kernel is given this, not a whole TTL, so
   // that its cache and this one together never hold a name longer than one TTL.
   std::chrono::steady_clock::duration left{};
+  std::chrono::steady_clock::duration age{};  // set by Get: since the entry was stored
 };
 
 class MetaCache {
@@ -49,9 +52,11 @@ class MetaCache {
   // Charged per entry besides its key and ETag (measured: see the class comment).
   static constexpr size_t kEntryOverhead = 384;
 
-  // ttl 0 disables caching. max_bytes: the bound on what entries are charged (see above).
+  // ttl 0 disables caching; negative_ttl applies to misses (0: misses are not cached; by default
+  // the same as ttl). max_bytes: the bound on what entries are charged (see above).
   // clock: injectable for tests (default steady_clock::now).
-  MetaCache(std::chrono::seconds ttl, size_t max_bytes, SteadyClock clock = {});
+  MetaCache(std::chrono::milliseconds ttl, size_t max_bytes, SteadyClock clock = {},
+            std::optional<std::chrono::milliseconds> negative_ttl = std::nullopt);
 
   // A fresh entry, or nullopt when absent or expired.
   std::optional<MetaEntry> Get(const std::string& key) EXCLUDES(mu_);
@@ -96,7 +101,8 @@ class MetaCache {
   void Shrink() REQUIRES(mu_);
   MetaEntry Out(const Slot& slot) const;
 
-  const std::chrono::seconds ttl_;
+  const std::chrono::milliseconds ttl_;
+  const std::chrono::milliseconds negative_ttl_;
   const size_t max_bytes_;
   const SteadyClock clock_;
   mutable Mutex mu_;

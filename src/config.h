@@ -72,8 +72,15 @@ struct KvfsConfig {
   std::vector<std::string> temp_patterns = DefaultFsOptions().temp_patterns;  // fnmatch, kept local
   UnlinkPolicy unlink_policy = DefaultFsOptions().unlink_policy;
   ExistsPolicy exists_policy = DefaultFsOptions().exists_policy;
-  // Positive and negative lookups; also the kernel timeouts.
+  // Lookups that found a file or directory; also the kernel timeouts.
   int metadata_cache_ttl_secs = static_cast<int>(DefaultFsOptions().metadata_ttl_secs);
+  // Lookups that found nothing (FsOptions::negative_ttl_ms): the fleet's visibility bound.
+  int negative_cache_ttl_ms = static_cast<int>(DefaultFsOptions().negative_ttl_ms);
+  // The fleet feed (fs/fleet_feed.h): nodes announce the chunks they store through the store.
+  bool fleet_feed = DefaultFsOptions().fleet_feed;
+  int feed_interval_ms = static_cast<int>(DefaultFsOptions().feed_interval_ms);
+  // With the feed, a miss holds at most this long: the bound for writers that are not kvfs.
+  int feed_miss_ttl_secs = static_cast<int>(DefaultFsOptions().feed_miss_ttl_secs);
   // At mount, multipart uploads under the prefix begun longer ago than this are aborted (left by
   // writers or daemons that died mid-upload). 0: never.
   int stale_upload_age_secs = 3600;

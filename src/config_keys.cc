@@ -153,6 +153,17 @@ std::vector<ConfigKey> BuildTable() {
       "metadata_cache_ttl_secs", [](KvfsConfig & c) -> auto& { return c.metadata_cache_ttl_secs; },
       1000, 0, 86'400));
   t.push_back(DurationKey(
+      "negative_cache_ttl_ms", [](KvfsConfig & c) -> auto& { return c.negative_cache_ttl_ms; }, 1,
+      0, 86'400'000));
+  t.push_back(BoolKey(
+      "fleet_feed", [](KvfsConfig & c) -> auto& { return c.fleet_feed; }));
+  t.push_back(DurationKey(
+      "feed_interval_ms", [](KvfsConfig & c) -> auto& { return c.feed_interval_ms; }, 1, 50,
+      60'000));
+  t.push_back(DurationKey(
+      "feed_miss_ttl_secs", [](KvfsConfig & c) -> auto& { return c.feed_miss_ttl_secs; }, 1000, 0,
+      86'400));
+  t.push_back(DurationKey(
       "stale_upload_age_secs", [](KvfsConfig & c) -> auto& { return c.stale_upload_age_secs; },
       1000, 0, 30 * 86'400));
   t.push_back(BoolKey(

@@ -49,6 +49,10 @@ FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix) {
   o.unlink_policy = c.unlink_policy;
   o.exists_policy = c.exists_policy;
   o.metadata_ttl_secs = static_cast<uint32_t>(std::max(0, c.metadata_cache_ttl_secs));
+  o.negative_ttl_ms = static_cast<uint32_t>(std::max(0, c.negative_cache_ttl_ms));
+  o.fleet_feed = c.fleet_feed;
+  o.feed_interval_ms = static_cast<uint32_t>(std::max(1, c.feed_interval_ms));
+  o.feed_miss_ttl_secs = static_cast<uint32_t>(std::max(0, c.feed_miss_ttl_secs));
   o.cached_chunk_trust_secs = static_cast<uint32_t>(std::max(0, c.cached_chunk_trust_secs));
   o.revalidate_timeout_ms = int64_t{c.blocking_timeout} * 1000;
   o.fanout_hex_chars = c.fanout;
@@ -109,22 +113,39 @@ Status AddTier(const KvfsConfig& c, const std::string& key_prefix, MountStack* s
   return Status::OK();
 }
 
+// The fleet feed (fleet_feed, default on): this node's stores and deletes are announced to the
+// other nodes of the prefix, and theirs applied here.
+void AddFeed(const FsOptions& fo, MountStack* s) {
+  if (!fo.fleet_feed) return;
+  FleetFeedOptions o;
+  o.key_prefix = fo.key_prefix;
+  o.node_id = MakeNodeId();
+  o.interval = std::chrono::milliseconds(fo.feed_interval_ms);
+  Filesystem* fs = s->fs.get();
+  s->feed = std::make_shared<FleetFeed>(s->store, std::move(o),
+                                        [fs](const FeedEvent& e) { fs->ApplyFeed(e); });
+  fs->set_feed(s->feed);
+}
+
 }  // namespace
 
 std::function<std::string()> MountStack::StatsText() const {
-  if (cached_reader == nullptr || cache == nullptr) return nullptr;
-  return [reader = cached_reader, cache = cache.get(), store = store.get(), tier = tier.get()] {
-    std::string out = FormatStats(reader->Stats(), cache->Stats(), store->Stats());
+  if (cached_reader == nullptr || cache == nullptr || fs == nullptr) return nullptr;
+  return [reader = cached_reader, cache = cache.get(), store = store.get(), fs = fs.get(),
+          feed = feed.get(), tier = tier.get()] {
+    std::string out = FormatStats(reader->Stats(), cache->Stats(), store->Stats(),
+                                  fs->LookupStatsNow(), feed ? feed->Stats() : FeedStats{});
     if (tier != nullptr) out += tier->StatsText();
     return out;
   };
 }
 
 std::function<std::string()> MountStack::PrometheusText() const {
-  if (cached_reader == nullptr || cache == nullptr) return nullptr;
+  if (cached_reader == nullptr || cache == nullptr || fs == nullptr) return nullptr;
   return [reader = cached_reader, cache = cache.get(), store = store.get(), metered = metered,
-          tier = tier.get()] {
-    std::string out = FormatPrometheus(reader->Stats(), cache->Stats(), store->Stats());
+          fs = fs.get(), feed = feed.get(), tier = tier.get()] {
+    std::string out = FormatPrometheus(reader->Stats(), cache->Stats(), store->Stats(),
+                                       fs->LookupStatsNow(), feed ? feed->Stats() : FeedStats{});
     if (metered != nullptr) out += metered->Prometheus();
     if (tier != nullptr) out += tier->Prometheus();
     return out;
@@ -172,8 +193,10 @@ Result<MountStack> BuildMountStack(const KvfsConfig& config) {
     metered = m.get();
     store = std::move(m);
   }
+  const FsOptions fo = o.fs;
   KVFS_ASSIGN_OR_RETURN(MountStack s, BuildMountStack(std::move(store), std::move(o)));
   s.metered = metered;
+  AddFeed(fo, &s);
   KVFS_RETURN_IF_ERROR(AddTier(config, sp.key_prefix, &s));
   return s;
 }
@@ -280,6 +303,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     cleanup.Start(stack.store.get(), stack.fs->options().key_prefix, config.stale_upload_age_secs,
                   config.stale_upload_gc_at_root || own_store);
     if (stack.tier) stack.tier->Start();
+    if (stack.feed) stack.feed->Start();
   });
   if (!mounted && daemon.active()) {
     daemon.ReportFailure("kvfs: cannot mount " + config.source + " at " + cmd.mountpoint +
@@ -287,9 +311,10 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   }
   spdlog::info("kvfs: unmounted {}; finishing", cmd.mountpoint);
   cleanup.Join();
-  metrics.Stop();      // its renderer reads the stack
-  stack.tier.reset();  // its last use record, the lease handed on; it calls into fs
-  stack.fs.reset();    // completes uploads in progress before the store goes away
+  metrics.Stop();                      // its renderer reads the stack
+  stack.tier.reset();                  // its last use record, the lease handed on; it calls into fs
+  if (stack.feed) stack.feed->Stop();  // announces the last stores; it calls into fs
+  stack.fs.reset();                    // completes uploads in progress before the store goes away
   stack.reader.reset();
   stack.cache.reset();
   stack.store.reset();

@@ -34,6 +34,9 @@ struct MountStack {
   // The bounded tier's agent (store_capacity / store_max_age); null when unbounded. Destroyed
   // first: its thread calls into `fs`. Started once the mount is up (StartTier).
   std::unique_ptr<TierAgent> tier;
+  // The fleet feed (fleet_feed); null when off. Started once the mount is up, stopped before
+  // `fs` goes (its thread calls into it).
+  std::shared_ptr<FleetFeed> feed;
 
   // The Prometheus text of metrics_listen (src/stats_text.h, objstore/metered_store.h);
   // thread-safe. Empty without a cache.

@@ -30,14 +30,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import daemon_test as dt  # noqa: E402 - the suite's mount and bucket helpers
 
-# metadata_cache_ttl_secs of both nodes: a name one node creates or deletes is seen by the other
-# within this time (the default, 30 s, would make the two-node checks wait that long);
-# cached_chunk_trust_secs=0: a chunk in a node's cache is revalidated on every lookup after the
-# TTL, so another node's delete is seen at once after it (the default serves it once more).
-# unlink_policy remote: the two-node checks test that one node's delete (vLLM's cleaner, SGLang's
-# LRU and clear()) reaches the other; the default, local, keeps the object for the other nodes.
-MOUNT_OPTS = {"metadata_cache_ttl_secs": "1", "cached_chunk_trust_secs": "0",
-              "cache_size": "8GiB", "unlink_policy": "remote"}
+# Every node runs at kvfs's defaults (the engines' tests meet what a user gets), but for the cache
+# size. The two-node checks' nodes A and B add unlink_policy remote (named so): those checks test
+# that one node's delete (vLLM's cleaner, SGLang's LRU and clear()) reaches the other; node C
+# keeps the default, local, which keeps the object for the other nodes.
+MOUNT_OPTS = {"cache_size": "8GiB"}
+REMOTE_UNLINK_OPTS = dict(MOUNT_OPTS, unlink_policy="remote")
 TEMP_PATTERNS = ["*.tmp", "*.tmp.*", "*.tmp[0-9a-f]*"]  # kvfs's default temp_patterns
 DAEMON_PIDS = []  # the kvfs daemons: children of this subreaper that kill_orphans keeps
 
@@ -346,16 +344,18 @@ def run_all(py, args, only, ctx, work, tally):
                 run_group(py, args.sdist, work, name, node, nodes[node].mnt, limit, env, files,
                           tally)
         if not only or "2node" in only:
-            # Node C keeps kvfs's default unlink_policy (local): an engine's delete there stays
-            # there.
-            c_opts = {k: v for k, v in MOUNT_OPTS.items() if k != "unlink_policy"}
-            nodes["C"] = dt.Daemon(ctx, store, ctx.path("mnt-C"), ctx.path("cache-C"), c_opts,
-                                   name="C")
-            DAEMON_PIDS.append(nodes["C"].pid)
-            run_two_node(py, nodes["A"], nodes["B"], nodes["C"], work, tally)
+            # Two more nodes with unlink_policy remote; node C keeps every default (local: an
+            # engine's delete there stays there).
+            for n, o in (("A-remote-unlink", REMOTE_UNLINK_OPTS),
+                         ("B-remote-unlink", REMOTE_UNLINK_OPTS), ("C", MOUNT_OPTS)):
+                nodes[n] = dt.Daemon(ctx, store, ctx.path("mnt-" + n), ctx.path("cache-" + n), o,
+                                     name=n)
+                DAEMON_PIDS.append(nodes[n].pid)
+            run_two_node(py, nodes["A-remote-unlink"], nodes["B-remote-unlink"], nodes["C"], work,
+                         tally)
 
         def no_temp_objects():
-            keys = list(store.keys())
+            keys = [k for k in store.keys() if not dt.kvfs_own(k)]
             bad = [k for k in keys for p in TEMP_PATTERNS
                    if fnmatch.fnmatch(k.rsplit("/", 1)[-1], p)]
             assert not bad, "%d of %d objects under a temporary name: %s" % (

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Two-node checks against the engines' own storage classes (installed, pinned, unchanged),
-written in this project: node A and node B are two kvfs mounts of one bucket (run.py mounts
-them with metadata_cache_ttl_secs=1, so a node sees the other's new or deleted names after
-TTL_WAIT). Every load is compared byte for byte with what the other node stored.
+written in this project: node A and node B are two kvfs mounts of one bucket at kvfs's default
+settings but unlink_policy remote (run.py), so that one node's deletes reach the other; node C
+(--c) is at the defaults throughout. A name one node stores is looked up on the other SEEN_WAIT
+after (the promised bound: negative_cache_ttl_ms, 1 s at p99); a name one node deletes is gone on
+the other within metadata_cache_ttl_secs (30 s by default; polled, GONE_WITHIN). Every load is
+compared byte for byte with what the other node stored.
 
     two_node_checks.py --a MOUNT_A --b MOUNT_B
 
@@ -21,8 +24,25 @@ import time
 import traceback
 import types
 
-TTL_WAIT = 1.6  # metadata_cache_ttl_secs (1 s) of the mounts, and a margin
+# A chunk another node stored is found within negative_cache_ttl_ms (500 ms) plus a request: the
+# README's bound is 1 s at p99, and the checks wait no longer than that.
+SEEN_WAIT = 1.0
+# A name another node deleted is gone within metadata_cache_ttl_secs (30 s, the default) plus the
+# one lookup a cached copy is still served for while it is revalidated.
+GONE_WITHIN = 35.0
 MIB = 1 << 20
+
+
+def wait_gone(what, still_found):
+    """Polls still_found() (how many deleted names a node still finds) until it is 0."""
+    deadline = time.monotonic() + GONE_WITHIN
+    while True:
+        n = still_found()
+        if n == 0:
+            return
+        assert time.monotonic() < deadline, "%s: still finds %d, %.0f s after the delete" % (
+            what, n, GONE_WITHIN)
+        time.sleep(0.5)
 
 
 def payload(seed, n):
@@ -127,7 +147,7 @@ def l2_scenario(engine, make, mnt_a, mnt_b, n=16, size=MIB):
         assert all(lookup(adapters["a"], keys)), "A does not find what it stored"
 
     def b_loads():
-        time.sleep(TTL_WAIT)
+        time.sleep(SEEN_WAIT)
         adapters["b"] = make(base_b)
         assert all(lookup(adapters["b"], keys)), "B misses: %s" % lookup(adapters["b"], keys)
         load_equal(adapters["b"], keys)
@@ -135,14 +155,12 @@ def l2_scenario(engine, make, mnt_a, mnt_b, n=16, size=MIB):
     def b_deletes():
         adapters["b"].delete(keys)
         assert not any(lookup(adapters["b"], keys)), "B still finds deleted chunks"
-        time.sleep(TTL_WAIT)
-        got = lookup(adapters["a"], keys)
-        assert not any(got), "A still finds %d deleted chunks" % got.count(True)
+        wait_gone("A", lambda: lookup(adapters["a"], keys).count(True))
 
     def a_stores_again():
         # The pool directory was emptied by B: A, which made it once at start, stores on.
         store(adapters["a"], keys2 + keys[:2])
-        time.sleep(TTL_WAIT)
+        time.sleep(SEEN_WAIT)
         assert all(lookup(adapters["b"], keys2 + keys[:2])), "B misses the new chunks"
         load_equal(adapters["b"], keys2 + keys[:2])
 
@@ -253,7 +271,7 @@ def local_disk_scenario(mnt_a, mnt_b, n=8):
 
     sc.step("A puts %d chunks (engine write path)" % n, a_puts)
     sc.step("A's backend closes (engine restart)", close_a)
-    time.sleep(TTL_WAIT)
+    time.sleep(SEEN_WAIT)
     sc.step("a restarted backend on A reads every chunk byte for byte",
             reads_after_restart(mnt_a, "A"))
     sc.step("a backend on B reads every chunk byte for byte", reads_after_restart(mnt_b, "B"))
@@ -330,7 +348,7 @@ def vllm_scenario(mnt_a, mnt_b, mnt_c=None, n=16, block=256 << 10):
         assert all(lookup(mgrs["a"], keys)), "A misses its own blocks"
 
     def b_loads():
-        time.sleep(TTL_WAIT)
+        time.sleep(SEEN_WAIT)
         dst = aligned()
         mgrs["b"] = manager(mnt_b, dst)
         assert all(lookup(mgrs["b"], keys)), "B misses blocks A stored"
@@ -341,17 +359,18 @@ def vllm_scenario(mnt_a, mnt_b, mnt_c=None, n=16, block=256 << 10):
         # The tier's own evictors are "testing only"; a deployment's cleaner removes files.
         for k in keys:
             os.remove(mgrs["b"].file_mapper.get_file_name(k))
-        time.sleep(TTL_WAIT)
-        a2 = manager(mnt_a, src)  # a fresh lookup cache (the manager caches verdicts)
-        try:
-            got = lookup(a2, keys)
-        finally:
-            a2.shutdown()
-        assert not any(got), "A still finds %d removed blocks" % got.count(True)
+
+        def found_on_a():
+            a2 = manager(mnt_a, src)  # a fresh lookup cache (the manager caches verdicts)
+            try:
+                return lookup(a2, keys).count(True)
+            finally:
+                a2.shutdown()
+        wait_gone("A", found_on_a)
 
     def a_stores_again():
         run_job(mgrs["a"], keys, range(n), False)
-        time.sleep(TTL_WAIT)
+        time.sleep(SEEN_WAIT)
         dst = aligned()
         b2 = manager(mnt_b, dst)
         try:
@@ -364,7 +383,7 @@ def vllm_scenario(mnt_a, mnt_b, mnt_c=None, n=16, block=256 << 10):
     def c_removes_locally():
         # Node C runs kvfs's default unlink_policy (local): its deletes (a cleaner, or vLLM's
         # own after a short read) remove the blocks on C only; A and B keep finding them.
-        time.sleep(TTL_WAIT)
+        time.sleep(SEEN_WAIT)
         c = manager(mnt_c, aligned())
         try:
             assert all(lookup(c, keys)), "C misses blocks A stored"
@@ -378,7 +397,7 @@ def vllm_scenario(mnt_a, mnt_b, mnt_c=None, n=16, block=256 << 10):
         finally:
             c2.shutdown()
         assert not any(got), "C still finds %d blocks it removed" % got.count(True)
-        time.sleep(TTL_WAIT)
+        time.sleep(SEEN_WAIT)
         dst = aligned()
         b3 = manager(mnt_b, dst)
         try:
@@ -453,7 +472,7 @@ def sglang_scenario(mnt_a, mnt_b, n=24, page=256 << 10, cap_pages=16):
         # The cap holds cap_pages pages; the oldest went to os.remove on A.
         present = [st["a"].exists(k) for k in keys]
         assert present[-1] and not present[0], "eviction: present %s" % present
-        time.sleep(TTL_WAIT)
+        time.sleep(SEEN_WAIT)
         st["b"] = storage(mnt_b, evict=False)
         on_b = [st["b"].exists(k) for k in keys]
         assert on_b == present, "B sees %s, A has %s" % (on_b, present)
@@ -464,11 +483,10 @@ def sglang_scenario(mnt_a, mnt_b, n=24, page=256 << 10, cap_pages=16):
 
     def b_clears_a_sets():
         assert st["b"].clear(), "clear() failed"
-        time.sleep(TTL_WAIT)
-        assert not any(st["a"].exists(k) for k in keys), "A still sees cleared pages"
+        wait_gone("A", lambda: sum(st["a"].exists(k) for k in keys))
         for k in keys[:4]:
             assert st["a"].set(k, vals[k]), "A's set(%s...) after B's clear() failed" % k[:8]
-        time.sleep(TTL_WAIT)
+        time.sleep(SEEN_WAIT)
         get_equal(st["b"], keys[:4])
 
     def restarted():

@@ -18,7 +18,7 @@ OPTS = {"store_capacity": "%dMiB" % CAP_MIB, "store_gc_interval": "%ds" % INTERV
 
 def _names(store):
     return {k.rsplit("/", 1)[-1]: v for k, v in store.keys().items()
-            if "~kvfs-tier/" not in k and not k.endswith("/")}
+            if "~kvfs-tier/" not in k and "~kvfs-feed/" not in k and not k.endswith("/")}
 
 
 def _tier(node):

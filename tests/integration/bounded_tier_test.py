@@ -58,7 +58,8 @@ def chunk_bytes(store):
                     keys[urllib.parse.unquote_to_bytes(enc).decode()] = os.path.getsize(path)
                 except OSError:
                     pass  # removed while walking
-    return {k: v for k, v in keys.items() if "~kvfs-tier/" not in k and not k.endswith("/")}
+    return {k: v for k, v in keys.items()
+            if "~kvfs-tier/" not in k and "~kvfs-feed/" not in k and not k.endswith("/")}
 
 
 def tier_stats(daemon):

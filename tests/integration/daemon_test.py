@@ -54,6 +54,11 @@ def chunk(seed, size):
     return (block * (size // len(block) + 1))[:size]
 
 
+def kvfs_own(key):
+    """kvfs's own bookkeeping beside the chunks: the fleet feed's entries (fs/fleet_feed.h)."""
+    return "~kvfs-feed/" in key
+
+
 def mounted(mnt):
     with open("/proc/mounts") as f:
         return any(line.split()[1] == mnt for line in f)
@@ -85,6 +90,8 @@ class DirStore:
                 rel = os.path.relpath(os.path.join(d, fn), base).split("/")
                 enc = "".join(c[:-1] if c.endswith("+") else c for c in rel)
                 key = urllib.parse.unquote_to_bytes(enc).decode()
+                if kvfs_own(key):
+                    continue
                 with open(os.path.join(d, fn), "rb") as f:
                     data = f.read()
                 out[key] = (len(data), sha(data))
@@ -153,6 +160,8 @@ class S3Store:
     def objects(self):
         out = {}
         for key in self.keys():
+            if kvfs_own(key):
+                continue
             code, body = self._curl("GET", "/%s/%s" % (self.bucket, key))
             assert code == 200, "GET %s: HTTP %s" % (key, code)
             name = key[len(self.prefix) + 1:] if key.startswith(self.prefix + "/") else key

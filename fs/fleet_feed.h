@@ -1,0 +1,152 @@
+// FleetFeed: the chunks the fleet's nodes store and delete, published through the store itself, so
+// that a node can answer lookups of names it missed - and of the names other nodes stored since -
+// without a request, and still see a new chunk within about a second.
+//
+// Without it a miss may be cached only briefly (FsOptions::negative_ttl_ms), because another node
+// may store that name at any moment: every lookup of a name not seen for that long costs a request.
+// With it, every node announces what it stored and deleted in small entries under
+// key_prefix + "~kvfs-feed/" ('~' is always encoded in names, so no file maps there), and reads
+// the other nodes' entries every interval; a cached miss (or a directory listing) then holds as
+// long as the feed proves that no kvfs node stored the name since (Covers), up to
+// FsOptions::feed_miss_ttl_secs, the bound for writers that are not kvfs.
+//
+// Entries. Each node writes "<root><node>/<seq, 16 hex>" followed by its events, "~s<rel>~<size>
+// ~<etag>" (stored) or "~r<rel>" (deleted), rel being the chunk's key without key_prefix; as many
+// as fit in a 1,024-byte key. The key is the whole entry (an empty object): one LIST page tells a
+// reader 1,000 entries' names, sizes and ETags, no GET. A node's sequence numbers run 1, 2, 3...
+// per mount (node ids are new per mount); each node deletes its own entries once they are
+// `retention` old, and anybody deletes entries ten retentions older than the newest listed (the
+// store's Last-Modified against the store's, never two nodes' clocks: a node that died).
+//
+// What a reader trusts. A read of the feed that completed without error and started at S has
+// applied every entry listed then. A writer lists its events within one interval of the close
+// (or unlink) that caused them, so a miss recorded at t is still right at `now` for every chunk
+// stored before S - interval - (request time). A reader trusts misses recorded at or after the
+// last discontinuity (its first read, or a read that found an entry missing between two it read:
+// lost, late, or expired while this node lagged - then earlier misses are asked again) while its
+// last complete read started at most 2 intervals + 1 s ago (Covers). A writer that dies between a
+// close and its next interval leaves those chunks unannounced: they are found within
+// feed_miss_ttl_secs, like any other writer's.
+//
+// Cost per node: one LIST per interval (one page up to ~1,000 entries fleet-wide: with 10 s of
+// retention and 400 ms intervals, 40 writing nodes), one PUT per interval in which it stored or
+// deleted something (up to ~6 events an entry), one DELETE per entry it wrote, 10 s later.
+//
+// Memory: the outbox holds at most max_outbox events (more are dropped and counted: those names
+// are then found within feed_miss_ttl_secs); the reader keeps the keys of the last listing.
+//
+// Thread-safety: thread-safe. One background thread (Start/Stop); `apply` runs on it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
+#include "fs/feed_stats.h"
+#include "fs/meta_cache.h"
+#include "objstore/object_store.h"
+
+namespace kvfs {
+
+struct FeedEvent {
+  enum Kind { kStored, kRemoved };
+  Kind kind = kStored;
+  // info.key: the chunk's whole key. kStored: size and ETag; mtime_sec from the entry.
+  ObjectInfo info;
+};
+
+struct FleetFeedOptions {
+  std::string key_prefix;  // the mount's: "" or ending in '/'
+  std::string node_id;     // new per mount; [A-Za-z0-9-] only
+  std::chrono::milliseconds interval{400};
+  std::chrono::milliseconds retention{10'000};
+  size_t max_outbox = 100'000;
+};
+
+class FleetFeed {
+ public:
+  using Apply = std::function<void(const FeedEvent&)>;
+  static constexpr size_t kMaxKeyBytes = 1024;
+
+  // `apply` is called on the feed's thread with each event another node announced.
+  FleetFeed(std::shared_ptr<ObjectStore> store, FleetFeedOptions options, Apply apply,
+            SteadyClock clock = {});
+  ~FleetFeed();
+  FleetFeed(const FleetFeed&) = delete;
+  FleetFeed& operator=(const FleetFeed&) = delete;
+
+  void Start() EXCLUDES(mu_);
+  // Writes what is still in the outbox, then joins the thread.
+  void Stop() EXCLUDES(mu_);
+
+  // This node stored or deleted a chunk (the close or unlink has succeeded): listed for the other
+  // nodes at the next interval.
+  void Announce(FeedEvent event) EXCLUDES(mu_);
+
+  // Whether a miss (or listing) recorded at `t` may still be trusted now (see the class comment).
+  bool Covers(std::chrono::steady_clock::time_point t) const EXCLUDES(mu_);
+
+  // One interval's work now, on the caller's thread (tests; Start not called): write the outbox,
+  // read the feed, expire old entries. The status of the read.
+  Status Step() EXCLUDES(mu_);
+
+  FeedStats Stats() const EXCLUDES(mu_);
+
+  // The key of one entry (node's seq-th) with `events` (rel keys), and back; nullopt for keys
+  // that are not entries. Exposed for tests.
+  std::string root() const { return root_; }
+  struct Entry {
+    std::string node;
+    uint64_t seq = 0;
+    std::vector<FeedEvent> events;  // keys without key_prefix
+  };
+  static std::optional<Entry> ParseEntry(std::string_view root, std::string_view key);
+
+ private:
+  using Time = std::chrono::steady_clock::time_point;
+  Time Now() const;
+  void Run() EXCLUDES(mu_);
+  // The outbox as entry keys (PUT); failed ones stay for the next interval.
+  void Flush() EXCLUDES(mu_);
+  Status Poll() EXCLUDES(mu_);
+  void Expire(int64_t newest_mtime, const std::vector<std::pair<std::string, int64_t>>& listed)
+      EXCLUDES(mu_);
+  // "~s<rel>~<size>~<etag>" or "~r<rel>"; empty when the key is not under key_prefix.
+  std::string Token(const FeedEvent& event) const;
+
+  const std::shared_ptr<ObjectStore> store_;
+  const FleetFeedOptions options_;
+  const Apply apply_;
+  const SteadyClock clock_;
+  const std::string root_;  // key_prefix + "~kvfs-feed/"
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::deque<std::string> outbox_ GUARDED_BY(mu_);  // tokens not yet in an entry
+  // The thread's own state (Step and what it calls).
+  uint64_t next_seq_ = 1;
+  std::deque<std::string> unwritten_;                 // entry keys whose PUT failed
+  std::deque<std::pair<std::string, Time>> written_;  // own entries, oldest first
+  std::unordered_set<std::string> applied_;           // entry keys of the last listing
+  std::unordered_map<std::string, uint64_t> cursor_;  // node -> highest seq read
+  bool first_read_done_ = false;
+  // What Covers reads.
+  std::optional<Time> last_read_start_ GUARDED_BY(mu_);  // of the last complete read
+  Time trust_since_ GUARDED_BY(mu_){};                   // of the last discontinuity
+  FeedCounters counters_;
+  std::thread thread_;
+};
+
+}  // namespace kvfs

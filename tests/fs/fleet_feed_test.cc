@@ -1,0 +1,264 @@
+// The fleet feed (fs/fleet_feed.h) over the in-memory store, stepped by hand with the test's
+// clock: entries carry names, sizes and ETags; another node applies them; what a reader trusts
+// (Covers) before its first read, while it reads, when it stops reading, and after an entry was
+// lost; a writer's retention; and two filesystems sharing one store through their feeds.
+#include "fs/fleet_feed.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <vector>
+
+#include "tests/fakes/memory_store.h"
+#include "tests/fs/fs_test_util.h"
+
+namespace kvfs {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class FleetFeedTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<FleetFeed> Feed(const std::string& node, std::vector<FeedEvent>* got) {
+    FleetFeedOptions o;
+    o.key_prefix = "p/";
+    o.node_id = node;
+    return std::make_unique<FleetFeed>(
+        mem_, o, [got](const FeedEvent& e) { got->push_back(e); }, [this] { return now_; });
+  }
+  static FeedEvent Stored(const std::string& key, uint64_t size, const std::string& etag) {
+    FeedEvent e;
+    e.info.key = key;
+    e.info.size = size;
+    e.info.etag = etag;
+    return e;
+  }
+  std::vector<std::string> FeedKeys() {
+    std::vector<std::string> out;
+    for (const auto& k : mem_->Keys()) {
+      if (k.rfind("p/~kvfs-feed/", 0) == 0) out.push_back(k);
+    }
+    return out;
+  }
+
+  std::shared_ptr<MemoryStore> mem_ = std::make_shared<MemoryStore>();
+  std::chrono::steady_clock::time_point now_ =
+      std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+};
+
+TEST_F(FleetFeedTest, AnotherNodeGetsNamesSizesAndEtagsFromOneListing) {
+  std::vector<FeedEvent> got_a, got_b;
+  auto a = Feed("nodeA", &got_a);
+  auto b = Feed("nodeB", &got_b);
+  ASSERT_TRUE(b->Step().ok());
+  a->Announce(Stored("p/m_r0/abc/x.bin", 8 << 20, "0123abcd-3"));
+  FeedEvent removed;
+  removed.kind = FeedEvent::kRemoved;
+  removed.info.key = "p/old.bin";
+  a->Announce(removed);
+  ASSERT_TRUE(a->Step().ok());
+  ASSERT_EQ(FeedKeys().size(), 1u) << "two events, one entry";
+  const uint64_t gets = mem_->Calls(StoreOp::kGet);
+  ASSERT_TRUE(b->Step().ok());
+  EXPECT_EQ(mem_->Calls(StoreOp::kGet), gets) << "the entry's key is the whole entry";
+  ASSERT_EQ(got_b.size(), 2u);
+  EXPECT_EQ(got_b[0].kind, FeedEvent::kStored);
+  EXPECT_EQ(got_b[0].info.key, "p/m_r0/abc/x.bin");
+  EXPECT_EQ(got_b[0].info.size, 8u << 20);
+  EXPECT_EQ(got_b[0].info.etag, "0123abcd-3");
+  EXPECT_EQ(got_b[1].kind, FeedEvent::kRemoved);
+  EXPECT_EQ(got_b[1].info.key, "p/old.bin");
+  EXPECT_TRUE(got_a.empty()) << "a node does not apply its own entries";
+  ASSERT_TRUE(b->Step().ok());
+  EXPECT_EQ(got_b.size(), 2u) << "an entry is applied once";
+}
+
+TEST_F(FleetFeedTest, ManyEventsFillEntriesOfAtMost1024Bytes) {
+  std::vector<FeedEvent> got_a, got_b;
+  auto a = Feed("nodeA", &got_a);
+  auto b = Feed("nodeB", &got_b);
+  for (int i = 0; i < 100; ++i) {
+    a->Announce(Stored("p/" + std::string(60, 'h') + std::to_string(i) + ".bin", i, "ab"));
+  }
+  ASSERT_TRUE(a->Step().ok());
+  const auto keys = FeedKeys();
+  EXPECT_GE(keys.size(), 7u);  // ~70 bytes an event, ~1,000 an entry
+  EXPECT_LE(keys.size(), 10u);
+  for (const auto& k : keys) EXPECT_LE(k.size(), FleetFeed::kMaxKeyBytes);
+  ASSERT_TRUE(b->Step().ok());
+  EXPECT_EQ(got_b.size(), 100u);
+}
+
+TEST_F(FleetFeedTest, CoversOnlyWhileReadAndOnlyWhatFollowsTheFirstRead) {
+  std::vector<FeedEvent> got;
+  auto b = Feed("nodeB", &got);
+  const auto before = now_;
+  EXPECT_FALSE(b->Covers(now_)) << "nothing read yet";
+  now_ += milliseconds(10);
+  ASSERT_TRUE(b->Step().ok());
+  EXPECT_TRUE(b->Covers(now_));
+  EXPECT_FALSE(b->Covers(before)) << "a miss recorded before the first read";
+  const auto miss = now_ + milliseconds(1);
+  now_ += milliseconds(1500);
+  EXPECT_TRUE(b->Covers(miss)) << "read 1.5 s ago: within two intervals and a second";
+  now_ += milliseconds(500);
+  EXPECT_FALSE(b->Covers(miss)) << "not read for 2 s: the feed lags";
+  EXPECT_EQ(b->Stats().live, 0u);
+  ASSERT_TRUE(b->Step().ok());
+  EXPECT_TRUE(b->Covers(miss));
+}
+
+TEST_F(FleetFeedTest, ALostEntryIsAGapAndEarlierMissesAreNoLongerCovered) {
+  std::vector<FeedEvent> got_a, got_b;
+  auto a = Feed("nodeA", &got_a);
+  auto b = Feed("nodeB", &got_b);
+  a->Announce(Stored("p/1.bin", 1, "aa"));
+  ASSERT_TRUE(a->Step().ok());
+  ASSERT_TRUE(b->Step().ok());  // reads entry 1
+  const auto miss = now_;
+  now_ += milliseconds(100);
+  for (int i = 2; i <= 3; ++i) {
+    a->Announce(Stored("p/" + std::to_string(i) + ".bin", 1, "aa"));
+    ASSERT_TRUE(a->Step().ok());
+  }
+  // The store loses entry 2 (or it is late).
+  for (const auto& k : FeedKeys()) {
+    if (k.find("/0000000000000002~") != std::string::npos) {
+      ASSERT_TRUE(mem_->Delete(k).ok());
+    }
+  }
+  ASSERT_TRUE(b->Step().ok());
+  EXPECT_EQ(b->Stats().gaps, 1u);
+  EXPECT_FALSE(b->Covers(miss)) << "a miss from before the gap is asked again";
+  EXPECT_TRUE(b->Covers(now_));
+}
+
+TEST_F(FleetFeedTest, ANodeSeenFirstLateMustStartAtOne) {
+  std::vector<FeedEvent> got_a, got_b;
+  auto b = Feed("nodeB", &got_b);
+  ASSERT_TRUE(b->Step().ok());
+  auto a = Feed("nodeA", &got_a);
+  for (int i = 1; i <= 2; ++i) {
+    a->Announce(Stored("p/" + std::to_string(i) + ".bin", 1, "aa"));
+    ASSERT_TRUE(a->Step().ok());
+  }
+  ASSERT_TRUE(b->Step().ok());
+  EXPECT_EQ(b->Stats().gaps, 0u) << "a new node's entries from 1 on";
+  EXPECT_EQ(got_b.size(), 2u);
+}
+
+TEST_F(FleetFeedTest, AWriterDeletesItsEntriesAfterRetentionButKeepsItsNewest) {
+  std::vector<FeedEvent> got;
+  auto a = Feed("nodeA", &got);
+  for (int i = 0; i < 3; ++i) {
+    a->Announce(Stored("p/" + std::to_string(i) + ".bin", 1, "aa"));
+    ASSERT_TRUE(a->Step().ok());
+  }
+  EXPECT_EQ(FeedKeys().size(), 3u);
+  now_ += seconds(11);
+  ASSERT_TRUE(a->Step().ok());
+  EXPECT_EQ(FeedKeys().size(), 1u);
+  EXPECT_NE(FeedKeys()[0].find("/0000000000000003~"), std::string::npos);
+}
+
+TEST_F(FleetFeedTest, NamesThatCannotBeAnnouncedAreCountedNotLost) {
+  std::vector<FeedEvent> got;
+  auto a = Feed("nodeA", &got);
+  a->Announce(Stored("p/" + std::string(1100, 'x'), 1, "aa"));  // no entry can hold it
+  a->Announce(Stored("q/elsewhere.bin", 1, "aa"));              // not under the prefix
+  ASSERT_TRUE(a->Step().ok());
+  EXPECT_EQ(a->Stats().dropped, 2u);
+  EXPECT_TRUE(FeedKeys().empty());
+}
+
+// Two filesystems on one store, each with its feed: a miss holds past negative_ttl_ms without a
+// request while the feed covers it, and the other node's new chunk is found - with no request -
+// once both feeds have stepped.
+class FeedFilesystemTest : public FsTestBase {
+ protected:
+  std::unique_ptr<Filesystem> MountNode(const std::string& node, std::shared_ptr<FleetFeed>* feed) {
+    FsOptions o = options_;
+    o.spool_dir = spool_.string() + "-" + node;
+    auto fs = Filesystem::Create(store_, NewDirectReader(store_), o, [this] { return now_; });
+    EXPECT_TRUE(fs.ok()) << fs.status().ToString();
+    Filesystem* raw = fs->get();
+    FleetFeedOptions fo;
+    fo.key_prefix = "p/";
+    fo.node_id = node;
+    *feed = std::make_shared<FleetFeed>(
+        store_, fo, [raw](const FeedEvent& e) { raw->ApplyFeed(e); }, [this] { return now_; });
+    raw->set_feed(*feed);
+    return std::move(fs).value();
+  }
+  void TearDown() override {
+    std::filesystem::remove_all(spool_.string() + "-A");
+    std::filesystem::remove_all(spool_.string() + "-B");
+    FsTestBase::TearDown();
+  }
+};
+
+TEST_F(FeedFilesystemTest, MissesHoldWithoutRequestsAndNewChunksArriveThroughTheFeed) {
+  options_.subdirectories = false;
+  std::shared_ptr<FleetFeed> feed_a, feed_b;
+  auto a = MountNode("A", &feed_a);
+  auto b = MountNode("B", &feed_b);
+  ASSERT_TRUE(feed_b->Step().ok());
+  now_ += milliseconds(1);
+  EXPECT_FALSE(b->Lookup(1, "x.bin").ok());
+  const uint64_t heads = mem_->Calls(StoreOp::kHead);
+  now_ += milliseconds(800);  // past negative_ttl_ms
+  ASSERT_TRUE(feed_b->Step().ok());
+  EXPECT_FALSE(b->Lookup(1, "x.bin").ok());
+  EXPECT_EQ(mem_->Calls(StoreOp::kHead), heads) << "the feed covers the miss: no request";
+
+  auto cr = a->CreateFile(1, "x.bin", O_CREAT | O_WRONLY | O_TRUNC);
+  ASSERT_TRUE(cr.ok());
+  ASSERT_TRUE(a->Write(cr->second.fh, 0, "chunk", 5).ok());
+  ASSERT_TRUE(a->Flush(cr->second.fh).ok());
+  ASSERT_TRUE(a->Release(cr->second.fh).ok());
+  EXPECT_FALSE(b->Lookup(1, "x.bin").ok()) << "not announced yet: within the visibility bound";
+  ASSERT_TRUE(feed_a->Step().ok());
+  now_ += milliseconds(400);
+  ASSERT_TRUE(feed_b->Step().ok());
+  const uint64_t requests = mem_->Calls(StoreOp::kHead) + mem_->Calls(StoreOp::kList);
+  auto e = b->Lookup(1, "x.bin");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->attr.size, 5u);
+  EXPECT_EQ(mem_->Calls(StoreOp::kHead) + mem_->Calls(StoreOp::kList), requests)
+      << "size and ETag came with the feed";
+  auto r = b->Open(e->attr.ino, O_RDONLY);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  char buf[16];
+  auto n = b->Read(r->fh, 0, sizeof(buf), buf);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(std::string(buf, *n), "chunk");
+  b->Release(r->fh);
+
+  // The feed stops being read: the misses it covered are asked again.
+  EXPECT_FALSE(b->Lookup(1, "y.bin").ok());
+  now_ += seconds(3);
+  const uint64_t before = mem_->Calls(StoreOp::kHead);
+  EXPECT_FALSE(b->Lookup(1, "y.bin").ok());
+  EXPECT_EQ(mem_->Calls(StoreOp::kHead), before + 1);
+}
+
+TEST_F(FeedFilesystemTest, ARemoteDeleteReachesTheOtherNodeThroughTheFeed) {
+  options_.subdirectories = false;
+  options_.unlink_policy = UnlinkPolicy::kRemote;
+  std::shared_ptr<FleetFeed> feed_a, feed_b;
+  auto a = MountNode("A", &feed_a);
+  auto b = MountNode("B", &feed_b);
+  mem_->PutObject("p/d.bin", "chunk");
+  ASSERT_TRUE(a->Lookup(1, "d.bin").ok());
+  ASSERT_TRUE(b->Lookup(1, "d.bin").ok());
+  ASSERT_TRUE(feed_b->Step().ok());
+  ASSERT_TRUE(a->Unlink(1, "d.bin").ok());
+  ASSERT_TRUE(b->Lookup(1, "d.bin").ok()) << "within the metadata TTL, before the feed";
+  ASSERT_TRUE(feed_a->Step().ok());
+  ASSERT_TRUE(feed_b->Step().ok());
+  EXPECT_EQ(b->Lookup(1, "d.bin").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace kvfs
