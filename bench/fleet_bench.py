@@ -226,7 +226,9 @@ def run_fleet(args, s3, work, emit):
     bucket = f"kvfleet-shared-{os.getpid()}"
     s3.make_bucket(bucket)
     size = args.chunk_mib << 20
-    mounts = [Mount(args.kvfs, args.endpoint, bucket, work, f"node{i}") for i in range(args.mounts)]
+    extra = args.mount_yaml.replace(";", "\n") + ("\n" if args.mount_yaml else "")
+    mounts = [Mount(args.kvfs, args.endpoint, bucket, work, f"node{i}", extra)
+              for i in range(args.mounts)]
     stored, stored_lock = [], threading.Lock()
     stored_at = {}  # name -> when its writer's close returned
     late = [0]  # loads that missed a chunk stored more than 1 s before
@@ -352,6 +354,7 @@ def run_fleet(args, s3, work, emit):
         cost = sum(req[k] * PRICE[k] for k in req)
         lm_heads = sum(lmcache_heads)
         emit({"test": "fleet", "phase": "lookups", "mounts": args.mounts,
+              "mount_yaml": args.mount_yaml,
               "lookup_rate_per_mount": args.lookup_rate, "seconds": round(elapsed, 2),
               "lookups": n_lookups,
               "lookups_per_s_per_mount": round(n_lookups / elapsed / args.mounts, 1),
@@ -492,6 +495,8 @@ def main():
     p.add_argument("--fleet-writers", type=int, default=1)
     p.add_argument("--fleet-readers", type=int, default=4)
     p.add_argument("--seconds", type=float, default=20)
+    p.add_argument("--mount-yaml", default="",
+                   help="config lines for the fleet's mounts, ';'-separated (fleet_feed: false)")
     p.add_argument("--lookup-rate", type=float, default=150,
                    help="lookups per second of each mount's lookup thread (fleet); 0: none")
     p.add_argument("--out", default="")

@@ -346,7 +346,8 @@ def scale_section(rows):
             out.append(f"| {r['names']:,}{how} | {r['list_entries_per_s']:,} | {miss} | "
                        f"{r['hit_lookups_per_s']:,} | {r['errors']} |")
         out.append("")
-    fl = [r for r in rows if r.get("test") == "fleet"]
+    fl = [r for r in rows if r.get("test") == "fleet" and r.get("phase") != "lookups"]
+    lk = [r for r in rows if r.get("test") == "fleet" and r.get("phase") == "lookups"]
     if fl:
         out += ["| fleet: mounts of one bucket | operation | ops | MiB/s | p50 ms | p99 ms | "
                 "misses (not yet seen) | errors | verification failures | daemons CPU s/GiB |",
@@ -355,6 +356,17 @@ def scale_section(rows):
                 f"readers each) | {r['phase']} | {r['ops']} | {r['mib_s']} | {r['p50_ms']} | "
                 f"{r['p99_ms']} | {r.get('misses', 0)} | {r['errors']} | "
                 f"{r['verification_failures']} | {r['daemons_cpu_s_per_gib']} |" for r in fl]
+    if lk:
+        out += ["", "| fleet: lookups | per mount /s | visibility p50 / p99 / max s | loads "
+                "that missed a chunk stored > 1 s before | store requests per lookup (kvfs) | "
+                "$ per 1M lookups (kvfs) | requests per lookup, $ per 1M (LMCache S3 adapter) |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
+        out += [f"| {r['lookups']:,} in {r['seconds']} s on {r['mounts']} mounts | "
+                f"{r['lookups_per_s_per_mount']} lookups, {r['requests_per_s_per_mount']} requests"
+                f" | {r['visibility_p50_s']} / {r['visibility_p99_s']} / {r['visibility_max_s']}"
+                f" | {r['late_misses']} | {r['requests_per_lookup']} | "
+                f"{r['usd_per_million_lookups']} | {r['lmcache_s3_requests_per_lookup']}, "
+                f"{r['lmcache_s3_usd_per_million_lookups']} |" for r in lk]
     return out
 
 

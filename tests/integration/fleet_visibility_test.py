@@ -13,8 +13,11 @@
   empty and removable here (rmdir, rm -rf, tempfile.TemporaryDirectory), while the other nodes
   still read the objects;
 - a chunk another node deletes (unlink_policy remote on that node) is gone here within
-  metadata_cache_ttl_secs (30 s), and a descriptor opened before reads its bytes or fails, never
-  other bytes.
+  metadata_cache_ttl_secs (30 s; through the fleet feed within a second), and a descriptor opened
+  before reads its bytes or fails, never other bytes;
+- the fleet feed's faults: a writer killed -9 right after a close (its chunk found within
+  feed_miss_ttl_secs), a node that mounts late, and (directory store) a directory of 100,000
+  names. A lost or late feed entry is fs/fleet_feed_test.cc's (it cannot be timed from outside).
 
     fleet_visibility_test.py --kvfs PATH/kvfs --backend s3|dir
 
@@ -37,6 +40,7 @@ KIB = 1 << 10
 MIB = 1 << 20
 BOUND = 2.0  # never more than this (README, man kvfs.8: negative_cache_ttl_ms)
 POSITIVE_TTL = 30  # metadata_cache_ttl_secs, the default
+FEED_MISS_TTL = 10  # feed_miss_ttl_secs, the default: the bound for chunks the feed never told
 
 
 def payload(seed, size):
@@ -105,6 +109,19 @@ def run(ctx, checks, results):
 
     checks.run("flat directory: B, after 300 misses there, finds A's new chunk within %.0f s"
                % BOUND, lambda: visibility_rounds(a.mnt, b.mnt, "flat", 20, results))
+
+    def multipart_through_the_feed():
+        # A multipart upload's ETag ("<hex>-<parts>") comes to B with the feed: B reads the chunk
+        # with it, byte for byte.
+        name, data = "big-chunk.bin", payload(61, 40 * MIB)
+        assert not exists(os.path.join(b.mnt, name))
+        write(os.path.join(a.mnt, name), data)
+        t = found_after(os.path.join(b.mnt, name), time.time(), BOUND)
+        assert t is not None, "not found within the bound"
+        assert os.path.getsize(os.path.join(b.mnt, name)) == len(data)
+        assert read(os.path.join(b.mnt, name)) == data, "bytes differ"
+    checks.run("a multipart chunk (40 MiB) announced by the feed reads back on B",
+               multipart_through_the_feed)
 
     def deep_tree():
         leaf = os.path.join("model_r0", "abc", "de_g0")  # vLLM's <hhh>/<hh>_g<grp> levels
@@ -213,6 +230,71 @@ def run(ctx, checks, results):
         r.unmount()
     checks.run("a chunk deleted on another node (unlink_policy remote) is gone here within "
                "metadata_cache_ttl_secs", remote_delete_seen)
+
+    def writer_killed_after_close():
+        # Killed -9 right after a close returned, before its next feed interval: the chunk is in
+        # the store but perhaps never announced; B, which missed it just before, still finds it
+        # within feed_miss_ttl_secs (10 s).
+        k = dt.Daemon(ctx, store, ctx.path("mnt-K"), ctx.path("cache-K"), {}, name="K")
+        name = "killed-writer.bin"
+        assert not exists(os.path.join(b.mnt, name))
+        data = payload(91, 256 * KIB)
+        write(os.path.join(k.mnt, name), data)
+        t_closed = time.time()
+        os.kill(k.pid, 9)
+        t = found_after(os.path.join(b.mnt, name), t_closed, FEED_MISS_TTL + 3)
+        k.kill()
+        assert t is not None, "B does not find the killed writer's chunk within %d s" % (
+            FEED_MISS_TTL + 3)
+        assert read(os.path.join(b.mnt, name)) == data
+        results["writer killed -9 after close"] = [t]
+        dt.ok("the chunk of a writer killed -9 after its close: found on B after %.2f s "
+              "(bound feed_miss_ttl_secs %d s)" % (t, FEED_MISS_TTL))
+        # The feed goes on: B still sees A's next chunk within the bound.
+        write(os.path.join(a.mnt, "after-kill.bin"), payload(92, 64 * KIB))
+        t = found_after(os.path.join(b.mnt, "after-kill.bin"), time.time(), BOUND)
+        assert t is not None and t <= BOUND, "after the kill: %s" % t
+    checks.run("a writer killed -9 right after a close: its chunk is found within "
+               "feed_miss_ttl_secs", writer_killed_after_close)
+
+    def late_mount():
+        late = dt.Daemon(ctx, store, ctx.path("mnt-L"), ctx.path("cache-L"), {}, name="L (late)")
+        assert read(os.path.join(late.mnt, "fresh-3.bin")) == payload(3, 256 * KIB)
+        assert not exists(os.path.join(late.mnt, "late-new.bin"))
+        write(os.path.join(a.mnt, "late-new.bin"), payload(93, 64 * KIB))
+        t = found_after(os.path.join(late.mnt, "late-new.bin"), time.time(), BOUND)
+        assert t is not None and t <= BOUND, "late mount: found after %s" % t
+        write(os.path.join(late.mnt, "from-late.bin"), payload(94, 64 * KIB))
+        t = found_after(os.path.join(b.mnt, "from-late.bin"), time.time(), BOUND)
+        assert t is not None and t <= BOUND, "the late mount's chunk on B: %s" % t
+        dt.ok("a late mount finds the older chunks, the fleet's new ones, and is seen by it")
+        late.unmount()
+    checks.run("a node that mounts late sees and is seen within the bound", late_mount)
+
+    if ctx.backend == "dir":
+        def big_directory():
+            # 100,000 names put straight into the directory store (objstore/dir/dir_key_codec.h:
+            # "big/n.bin" is the file objects/big%2Fn.bin), then B misses in that directory (a
+            # listing of 100 pages answers them) and A stores a new chunk there.
+            objects = os.path.join(store.root, "objects")
+            for i in range(100_000):
+                with open(os.path.join(objects, "big%%2Fn%06d.bin" % i), "wb") as f:
+                    f.write(b"x")
+            t0 = time.time()
+            for i in range(300):
+                assert not exists(os.path.join(b.mnt, "big", "missing-%d.bin" % i))
+            miss_s = time.time() - t0
+            assert exists(os.path.join(b.mnt, "big", "n099999.bin"))
+            for r in range(5):
+                name = "new-%d.bin" % r
+                assert not exists(os.path.join(b.mnt, "big", name))
+                write(os.path.join(a.mnt, "big", name), payload(95 + r, 64 * KIB))
+                t = found_after(os.path.join(b.mnt, "big", name), time.time(), BOUND)
+                assert t is not None and t <= BOUND, "100k-name directory: found after %s" % t
+            dt.ok("a directory of 100,000 names: 300 misses in %.1f s, new chunks found within "
+                  "%.0f s" % (miss_s, BOUND))
+        checks.run("a directory of 100k names: another node's new chunk within the bound",
+                   big_directory)
 
     a.unmount()
     b.unmount()
