@@ -70,12 +70,33 @@ void FleetFeed::Stop() {
 }
 
 void FleetFeed::Run() {
+  using Clock = std::chrono::steady_clock;
+  // The feed is read once per interval. An announcement is written at once, unless an entry was
+  // written less than half an interval ago (then when that half is over): a chunk is listed
+  // within half an interval of its close, and a node writes at most two entries per interval.
+  const auto half = options_.interval / 2;
+  Clock::time_point next_read = Clock::now();
+  Clock::time_point last_write = Clock::now() - options_.interval;
   for (;;) {
-    Status st = Step();
-    if (!st.ok()) spdlog::debug("kvfs: reading the fleet feed: {}", st.ToString());
+    if (Clock::now() >= next_read) {
+      last_write = Clock::now();
+      Status st = Step();
+      if (!st.ok()) spdlog::debug("kvfs: reading the fleet feed: {}", st.ToString());
+      next_read = Clock::now() + options_.interval;
+    } else {
+      last_write = Clock::now();
+      Flush();
+    }
     MutexLock l(&mu_);
-    if (stop_) break;
-    cv_.WaitFor(&mu_, options_.interval);
+    for (;;) {
+      if (stop_) break;
+      const Clock::time_point now = Clock::now();
+      if (now >= next_read) break;
+      if (!outbox_.empty() && now >= last_write + half) break;
+      const Clock::time_point until =
+          outbox_.empty() ? next_read : std::min(next_read, last_write + half);
+      cv_.WaitFor(&mu_, until - now);
+    }
     if (stop_) break;
   }
   Flush();  // a clean unmount announces everything it stored
@@ -107,6 +128,7 @@ void FleetFeed::Announce(FeedEvent event) {
     return;
   }
   outbox_.push_back(std::move(token));
+  if (outbox_.size() == 1) cv_.SignalAll();  // the feed's thread writes it (Run)
 }
 
 void FleetFeed::Flush() {
@@ -245,7 +267,9 @@ Status FleetFeed::Poll() {
 void FleetFeed::Expire(int64_t newest_mtime,
                        const std::vector<std::pair<std::string, int64_t>>& listed) {
   const Time now = Now();
-  int budget = 64;  // requests per interval spent on expiry
+  // DELETEs per interval spent on expiry: a node writes at most two entries an interval, and a
+  // read must not wait behind a long run of deletes.
+  int budget = 4;
   // The newest entry stays: readers that start later learn this node's sequence from it.
   while (written_.size() > 1 && budget > 0 && now - written_.front().second >= options_.retention) {
     --budget;

@@ -20,17 +20,18 @@
 //
 // What a reader trusts. A read of the feed that completed without error and started at S has
 // applied every entry listed then. A writer lists its events within one interval of the close
-// (or unlink) that caused them, so a miss recorded at t is still right at `now` for every chunk
-// stored before S - interval - (request time). A reader trusts misses recorded at or after the
-// last discontinuity (its first read, or a read that found an entry missing between two it read:
-// lost, late, or expired while this node lagged - then earlier misses are asked again) while its
-// last complete read started at most 2 intervals + 1 s ago (Covers). A writer that dies between a
-// close and its next interval leaves those chunks unannounced: they are found within
-// feed_miss_ttl_secs, like any other writer's.
+// (or unlink) that caused them (half of one, at most two entries an interval), so a miss recorded
+// at t is still right at `now` for every chunk stored before S - interval - (request time). A
+// reader trusts misses recorded at or after the last discontinuity (its first read, or a read that
+// found an entry missing between two it read: lost, late, or expired while this node lagged - then
+// earlier misses are asked again) while its last complete read started at most 2 intervals + 1 s
+// ago (Covers). A writer that dies between a close and its next interval leaves those chunks
+// unannounced: they are found within feed_miss_ttl_secs, like any other writer's.
 //
 // Cost per node: one LIST per interval (one page up to ~1,000 entries fleet-wide: with 10 s of
-// retention and 400 ms intervals, 40 writing nodes), one PUT per interval in which it stored or
-// deleted something (up to ~6 events an entry), one DELETE per entry it wrote, 10 s later.
+// retention and 400 ms intervals, 40 writing nodes), one PUT per announcement - written at once,
+// at most two per interval, each holding what accumulated (up to ~6 events an entry, then more
+// entries) - and one DELETE per entry it wrote, 10 s later.
 //
 // Memory: the outbox holds at most max_outbox events (more are dropped and counted: those names
 // are then found within feed_miss_ttl_secs); the reader keeps the keys of the last listing.

@@ -117,9 +117,12 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool*
   }
   if (head.status().code() != StatusCode::kNotFound) return head.status();
   // A name without an extension may be a directory another node made among the files: the
-  // LIST tells. Every engine's chunk names have one (.bin, .pt, .data), so a missed chunk
-  // costs one request.
-  if (with_dirs && !HasExtension(key)) return ResolveByListing(key);
+  // LIST tells, unless the fleet feed is read (then a kvfs node's new directory would have
+  // arrived with it, and marked this directory as one with subdirectories). Every engine's chunk
+  // names have an extension (.bin, .pt, .data): a missed chunk costs one request.
+  if (with_dirs && !HasExtension(key) && !(feed_ && feed_->Covers(listings_.Now()))) {
+    return ResolveByListing(key);
+  }
   ++lookups_.sent_misses;
   unlinked_.Forget(key);  // gone from the store: a new object of that name will show
   meta_.PutMissing(key);
@@ -262,7 +265,10 @@ void Filesystem::ApplyFeed(const FeedEvent& event) {
     // A directory's marker (mkdir, rmdir elsewhere): the next lookup of the directory asks.
     const std::string dir = key.substr(0, key.size() - 1);
     meta_.Erase(dir);
-    if (event.kind == FeedEvent::kStored) listings_.NoteAdded(dir);
+    if (event.kind == FeedEvent::kStored) {
+      listings_.NoteAdded(dir);
+      listings_.NoteChild(dir, /*is_dir=*/true);
+    }
     InvalidateKey(key);
     return;
   }
@@ -273,6 +279,7 @@ void Filesystem::ApplyFeed(const FeedEvent& event) {
       const std::string dir = key.substr(0, slash);
       auto e = meta_.Get(dir);
       if (!e || e->kind != MetaEntry::kDir) meta_.PutDir(dir);
+      listings_.NoteChild(dir, /*is_dir=*/true);  // its parent holds a directory
     }
   }
   if (event.kind == FeedEvent::kRemoved) {
