@@ -170,7 +170,9 @@ void DirListingCache::NoteMiss(const std::string& key) {
     if (!RoomForDir(dir, now)) return;
     Dir& d = dirs_[dir];
     if (d.listing) return;
-    if (d.too_big && Fresh(d.listed_at, now)) return;
+    // A directory found too big to hold is not listed again for ten TTLs: each attempt reads
+    // max_entries names (100 pages) only to drop them.
+    if (d.too_big && now - d.listed_at < 10 * options_.ttl) return;
     if (d.names != nullptr && Fresh(d.listed_at, now)) return;  // a listing answers already
     if (!Fresh(d.window_start, now)) {
       d.window_start = now;

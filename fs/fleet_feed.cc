@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
@@ -25,6 +26,14 @@ std::string KeyableEtag(const std::string& etag) {
     if (!std::isxdigit(static_cast<unsigned char>(c)) && c != '-') return "";
   }
   return etag;
+}
+
+// The whole of `s` as a number in `base`; false for anything else (empty, other characters, too
+// large).
+bool ParseNumber(std::string_view s, int base, uint64_t* out) {
+  if (s.empty()) return false;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, base);
+  return ec == std::errc() && end == s.data() + s.size();
 }
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {
@@ -169,11 +178,8 @@ std::optional<FleetFeed::Entry> FleetFeed::ParseEntry(std::string_view root, std
   Entry e;
   e.node = std::string(key.substr(0, slash));
   std::vector<std::string_view> f = Split(key.substr(slash + 1), kSep);
-  if (f[0].size() != 16) return std::nullopt;
-  for (char c : f[0]) {
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
-  }
-  e.seq = std::stoull(std::string(f[0]), nullptr, 16);
+  // Any key may be there (another tool's): nothing is trusted to parse, nothing throws.
+  if (f[0].size() != 16 || !ParseNumber(f[0], 16, &e.seq)) return std::nullopt;
   for (size_t i = 1; i < f.size(); ++i) {
     if (f[i].size() < 2) return std::nullopt;
     FeedEvent ev;
@@ -182,10 +188,7 @@ std::optional<FleetFeed::Entry> FleetFeed::ParseEntry(std::string_view root, std
       ev.kind = FeedEvent::kRemoved;
     } else if (f[i][0] == 's' && i + 2 < f.size() && !f[i + 1].empty()) {
       ev.kind = FeedEvent::kStored;
-      for (char c : f[i + 1]) {
-        if (c < '0' || c > '9') return std::nullopt;
-      }
-      ev.info.size = std::stoull(std::string(f[i + 1]));
+      if (!ParseNumber(f[i + 1], 10, &ev.info.size)) return std::nullopt;
       ev.info.etag = std::string(f[i + 2]);
       i += 2;
     } else {

@@ -162,6 +162,24 @@ TEST_F(FleetFeedTest, AWriterDeletesItsEntriesAfterRetentionButKeepsItsNewest) {
   EXPECT_NE(FeedKeys()[0].find("/0000000000000003~"), std::string::npos);
 }
 
+TEST_F(FleetFeedTest, KeysThatAreNoEntriesAreIgnored) {
+  const std::string root = "p/~kvfs-feed/";
+  for (const char* key :
+       {"p/~kvfs-feed/n/123", "p/~kvfs-feed/n/000000000000000g~rx",
+        "p/~kvfs-feed/n/0000000000000001~sx.bin~99999999999999999999999~ab",
+        "p/~kvfs-feed/n/0000000000000001~sx.bin~12", "p/~kvfs-feed/n/0000000000000001~x",
+        "p/~kvfs-feed//0000000000000001~rx", "p/other/0000000000000001~rx"}) {
+    EXPECT_FALSE(FleetFeed::ParseEntry(root, key).has_value()) << key;
+  }
+  auto e = FleetFeed::ParseEntry(root, "p/~kvfs-feed/n/000000000000000a~sx.bin~12~~ry");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->seq, 10u);
+  ASSERT_EQ(e->events.size(), 2u);
+  EXPECT_EQ(e->events[0].info.size, 12u);
+  EXPECT_EQ(e->events[0].info.etag, "");
+  EXPECT_EQ(e->events[1].kind, FeedEvent::kRemoved);
+}
+
 TEST_F(FleetFeedTest, NamesThatCannotBeAnnouncedAreCountedNotLost) {
   std::vector<FeedEvent> got;
   auto a = Feed("nodeA", &got);
