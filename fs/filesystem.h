@@ -16,9 +16,12 @@
 //   if nothing is written the object is unchanged. Opened O_RDWR without O_TRUNC, the new
 //   version starts with the object's bytes (so a shared mapping reads them; a changed object
 //   then meets the exists policy at close).
-// - Lookups, positive and negative, are cached for metadata_ttl_secs (MetaCache). After that, a
-//   name whose chunk is in the local cache is still answered at once from it (chunks are
+// - Lookups that found a file or directory are cached for metadata_ttl_secs (MetaCache). After
+//   that, a name whose chunk is in the local cache is still answered at once from it (chunks are
 //   immutable) for cached_chunk_trust_secs, revalidated in the background (Revalidator).
+// - A miss holds negative_ttl_ms, or, while the fleet feed covers it (fs/fleet_feed.h), until the
+//   feed shows the name stored - at most feed_miss_ttl_secs (MissHolds). Directory listings answer
+//   misses by the same rule (DirListingCache::Options::answers).
 //
 // errno behaviour (through fs/errno_map.cc):
 //   close()/fsync() of a partial chunk (size not in chunk_sizes; empty file)   EINVAL

@@ -16,9 +16,13 @@
 // lookup costs one request whatever its depth (two when the page ends before the chunk's
 // directory: a level of more than lookup_list_max_keys keys).
 //
-// What is cached lives one metadata TTL, as a HEAD's answer would: other nodes' new chunks and
-// deletes show within it. A directory exists while any key lies under it (a marker "<key>/" of
-// mkdir included), as before.
+// In a chunk directory (lookups there found files and no subdirectory) one HEAD answers instead,
+// at a twelfth of a LIST's price.
+//
+// What is found lives one metadata TTL, as a HEAD's answer would; what is missing lives
+// negative_ttl_ms, or as long as the fleet feed covers it (MissHolds), so other nodes' new chunks
+// show within about a second. A directory exists while any key lies under it (a marker "<key>/"
+// of mkdir included) that this node did not unlink.
 #include <algorithm>
 #include <ctime>
 #include <map>
