@@ -243,6 +243,8 @@ class Filesystem {
   Result<Node> ResolveByListing(const std::string& key);
   // A file the store showed under `key` (HEAD or LIST): cached, unless this node unlinked it.
   Result<Node> FoundFile(ObjectInfo info);
+  // The store has nothing under `key` (HEAD or LIST): the miss is cached and counted; NotFound.
+  Status StoreMissed(const std::string& key);
   // Stale-while-revalidate: when the reader holds a complete local copy of key that the store
   // confirmed within cached_chunk_trust_secs, that answer at once (a revalidation is queued).
   std::optional<Node> ServeLocalCopy(const std::string& key);

@@ -127,11 +127,7 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool*
   if (with_dirs && !HasExtension(key) && !(feed_ && feed_->Covers(listings_.Now()))) {
     return ResolveByListing(key);
   }
-  ++lookups_.sent_misses;
-  unlinked_.Forget(key);  // gone from the store: a new object of that name will show
-  meta_.PutMissing(key);
-  listings_.NoteMiss(key);
-  return Status::NotFound("no such file: " + key);
+  return StoreMissed(key);
 }
 
 std::optional<Filesystem::Node> Filesystem::ServeLocalCopy(const std::string& key) {
@@ -320,6 +316,14 @@ bool Filesystem::VisibleTo(const LocalFile& lf, pid_t pid) const {
   return tgid == 0 || tgid == owner || tgid == lf.creator();
 }
 
+Status Filesystem::StoreMissed(const std::string& key) {
+  ++lookups_.sent_misses;
+  unlinked_.Forget(key);  // gone from the store: a new object of that name will show
+  meta_.PutMissing(key);
+  listings_.NoteMiss(key);
+  return Status::NotFound("no such file: " + key);
+}
+
 Result<Filesystem::Node> Filesystem::FoundFile(ObjectInfo info) {
   if (unlinked_.Hides(info)) {
     meta_.PutMissing(info.key);  // asked again after a TTL: has the object changed?
@@ -417,11 +421,7 @@ Result<Filesystem::Node> Filesystem::ResolveByListing(const std::string& key) {
   // whole range): names below it are known missing too, a walk down a tree that does not exist
   // yet (mkdir -p) costs nothing more.
   if (all_under) listings_.RecordEmpty(dir);
-  ++lookups_.sent_misses;
-  unlinked_.Forget(key);  // gone from the store: a new object of that name will show
-  meta_.PutMissing(key);
-  listings_.NoteMiss(key);
-  return Status::NotFound("no such file: " + key);
+  return StoreMissed(key);
 }
 
 }  // namespace kvfs
