@@ -6,8 +6,8 @@
   SGLang keep it, and a leaf of vLLM's / llm-d's hashed tree) finds another node's new chunk within
   the bound: negative_cache_ttl_ms (500 ms) plus one request; the README promises 1 s at p99 and
   never more than 2 s, and the check fails past 2 s;
-- 500 chunks another node stores, each missed here just before, are all found 1 s after the last
-  close returned;
+- 500 chunks another node stores, each missed here just before, are all found within 2 s of the
+  last close (about half a second at light load);
 - a refused rewrite (EEXIST: another size) leaves the chunk readable with its stored bytes;
 - deletes at the default unlink_policy (local): a directory whose names this node removed is
   empty and removable here (rmdir, rm -rf, tempfile.TemporaryDirectory), while the other nodes
@@ -142,12 +142,17 @@ def run(ctx, checks, results):
             assert not exists(os.path.join(b.mnt, "batch", n))
         for i, n in enumerate(names):
             write(os.path.join(a.mnt, "batch", n), payload(i, 4 * KIB))
-        time.sleep(1.0)
-        missing = [n for n in names if not exists(os.path.join(b.mnt, "batch", n))]
-        assert not missing, "%d of 500 not found on B 1 s after A stored them: %s" % (
-            len(missing), missing[:3])
-        dt.ok("500 of 500 found on B 1 s after A's last close (each missed on B before)")
-    checks.run("500 chunks missed on B, stored by A: all found 1 s later", many_after_misses)
+        t_closed = time.time()
+        missing = names
+        while missing and time.time() - t_closed <= BOUND:
+            time.sleep(0.05)
+            missing = [n for n in missing if not exists(os.path.join(b.mnt, "batch", n))]
+        assert not missing, "%d of 500 not found on B %.0f s after A stored them: %s" % (
+            len(missing), BOUND, missing[:3])
+        dt.ok("500 of 500 found on B %.2f s after A's last close (each missed on B before)" % (
+            time.time() - t_closed))
+    checks.run("500 chunks missed on B, stored by A: all found within %.0f s" % BOUND,
+               many_after_misses)
 
     def refused_rewrite():
         for i in range(5):
