@@ -80,8 +80,11 @@ void DirListingCache::NoteAdded(const std::string& key) {
     auto it = dirs_.find(dir);
     if (it != dirs_.end() && it->second.names != nullptr && !it->second.names->count(name)) {
       Dir& d = it->second;
-      if (d.added.emplace(name, now).second) ++total_names_;
-      if (d.added.size() > options_.max_entries) SetNames(&d, nullptr);  // list it again
+      if (d.added.size() >= options_.max_entries || total_names_ >= options_.max_total_names) {
+        SetNames(&d, nullptr);  // no room: its lookups ask the store, until it is listed again
+      } else if (d.added.emplace(name, now).second) {
+        ++total_names_;
+      }
     }
     if (dir.empty()) return;
     name = dir.substr(0, dir.size() - 1);
@@ -123,18 +126,25 @@ void DirListingCache::Record(const std::string& dir,
   if (d.listing) return;  // a real listing is on its way
   // A fresher listing already answers (another lookup's).
   if (d.names != nullptr && d.listed_at > listed_at) return;
-  d.listed_at = listed_at;
   d.too_big = false;
-  // Names the feed added since this listing began stay added (the listing may have missed them).
-  auto added = std::move(d.added);
-  MakeRoom(dir, names ? names->size() : 0);
-  SetNames(&d, std::move(names));
-  for (auto& [n, at] : added) {
-    if (at >= listed_at && d.names != nullptr && !d.names->count(n)) {
-      d.added.emplace(n, at);
-      ++total_names_;
-    }
+  ReplaceNames(dir, &d, std::move(names), listed_at);
+}
+
+void DirListingCache::ReplaceNames(const std::string& dir, Dir* d,
+                                   std::shared_ptr<const std::unordered_set<std::string>> names,
+                                   Time listed_at) {
+  // Names added since this listing began stay added: its pages may have been read before them.
+  std::unordered_map<std::string, Time> keep;
+  for (auto& [n, at] : d->added) {
+    if (at >= listed_at && (names == nullptr || !names->count(n))) keep.emplace(n, at);
   }
+  SetNames(d, nullptr);
+  MakeRoom(dir, (names ? names->size() : 0) + keep.size());
+  d->listed_at = listed_at;
+  SetNames(d, std::move(names));
+  if (d->names == nullptr) return;
+  total_names_ += keep.size();
+  d->added = std::move(keep);
 }
 
 void DirListingCache::NoteChild(const std::string& key, bool is_dir) {
@@ -236,9 +246,7 @@ void DirListingCache::ListDir(const std::string& dir) {
     SetNames(&d, nullptr);
     return;
   }
-  SetNames(&d, nullptr);
-  MakeRoom(dir, names->size());
-  SetNames(&d, std::move(names));
+  ReplaceNames(dir, &d, std::move(names), started);
 }
 
 uint64_t DirListingCache::listings() const {

@@ -137,8 +137,13 @@ class DirListingCache {
               Time listed_at) EXCLUDES(mu_);
   // Whether `dir` has (or, after dropping records no longer answering anything, may get) a record.
   bool RoomForDir(const std::string& dir, Time now) REQUIRES(mu_);
-  // Replaces d's names, keeping total_names_.
+  // Replaces d's names (and drops its added ones), keeping total_names_.
   void SetNames(Dir* d, std::shared_ptr<const std::unordered_set<std::string>> names) REQUIRES(mu_);
+  // Makes `names`, a listing of `dir` begun at listed_at, what d answers from: room is made, and
+  // the names added since listed_at that it lacks stay added.
+  void ReplaceNames(const std::string& dir, Dir* d,
+                    std::shared_ptr<const std::unordered_set<std::string>> names, Time listed_at)
+      REQUIRES(mu_);
   // Drops the oldest listings (but `keep`'s) until `n` more names fit in max_total_names.
   void MakeRoom(const std::string& keep, size_t n) REQUIRES(mu_);
 

@@ -291,6 +291,8 @@ class Filesystem {
   LookupCounters lookups_;         // what resolutions cost (fs/lookup_stats.h)
   DirListingCache listings_;       // negative lookups from a recent directory listing
   Revalidator revalidator_;        // background checks of names answered from local copies
+  // Tells the fleet feed (when there is one) that this node stored or deleted `key`.
+  void Announce(FeedEvent::Kind kind, const std::string& key, const std::string& etag = "");
   // Tells the kernel to drop its entry of `name` in `parent` (a no-op outside a session).
   void Invalidate(uint64_t parent, const std::string& name) EXCLUDES(invalidate_mu_);
   // The same for the name of the chunk `key`, when the kernel knows its directory.

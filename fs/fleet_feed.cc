@@ -87,14 +87,13 @@ void FleetFeed::Run() {
   Clock::time_point next_read = Clock::now();
   Clock::time_point last_write = Clock::now() - options_.interval;
   for (;;) {
-    if (Clock::now() >= next_read) {
-      last_write = Clock::now();
-      Status st = Step();
+    last_write = Clock::now();
+    if (last_write < next_read) {
+      Flush();
+    } else {
+      Status st = Step();  // writes too
       if (!st.ok()) spdlog::debug("kvfs: reading the fleet feed: {}", st.ToString());
       next_read = Clock::now() + options_.interval;
-    } else {
-      last_write = Clock::now();
-      Flush();
     }
     MutexLock l(&mu_);
     for (;;) {
@@ -305,12 +304,15 @@ Status FleetFeed::Step() {
   return Poll();
 }
 
+bool FleetFeed::LiveLocked(Time now) const {
+  return last_read_start_ &&
+         now - *last_read_start_ <= 2 * options_.interval + std::chrono::seconds(1);
+}
+
 bool FleetFeed::Covers(Time t) const {
   const Time now = Now();
   MutexLock l(&mu_);
-  if (!last_read_start_) return false;
-  const auto live_for = 2 * options_.interval + std::chrono::seconds(1);
-  return now - *last_read_start_ <= live_for && t >= trust_since_;
+  return LiveLocked(now) && t >= trust_since_;
 }
 
 FeedStats FleetFeed::Stats() const {
@@ -320,7 +322,7 @@ FeedStats FleetFeed::Stats() const {
   if (last_read_start_) {
     s.lag_ms = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(now - *last_read_start_).count());
-    s.live = now - *last_read_start_ <= 2 * options_.interval + std::chrono::seconds(1);
+    s.live = LiveLocked(now);
   }
   return s;
 }

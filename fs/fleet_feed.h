@@ -117,6 +117,8 @@ class FleetFeed {
  private:
   using Time = std::chrono::steady_clock::time_point;
   Time Now() const;
+  // The feed was read completely within the last two intervals and a second.
+  bool LiveLocked(Time now) const REQUIRES(mu_);
   void Run() EXCLUDES(mu_);
   // The outbox as entry keys (PUT); failed ones stay for the next interval.
   void Flush() EXCLUDES(mu_);

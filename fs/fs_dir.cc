@@ -164,12 +164,7 @@ Result<FsEntry> Filesystem::Mkdir(uint64_t parent, const std::string& name) {
   // Made just now (not another node's): nothing is under it, so the walks of the levels below
   // (mkdir -p) cost nothing.
   if (put.ok()) listings_.RecordEmpty(key + "/");
-  if (feed_) {
-    FeedEvent made{FeedEvent::kStored, {}};
-    made.info.key = key + "/";
-    made.info.etag = put.ok() ? put->etag : "";
-    feed_->Announce(std::move(made));
-  }
+  Announce(FeedEvent::kStored, key + "/", put.ok() ? put->etag : "");
   uint64_t ino = inodes_.Ref(parent, name, true);
   return FsEntry{DirAttr(ino)};
 }
@@ -203,11 +198,7 @@ Status Filesystem::Rmdir(uint64_t parent, const std::string& name) {
   } while (!req.continuation_token.empty());
   // Its marker (mkdir's, or another tool's); deleting an absent key succeeds.
   KVFS_RETURN_IF_ERROR(store_->Delete(prefix));
-  if (feed_) {
-    FeedEvent removed{FeedEvent::kRemoved, {}};
-    removed.info.key = prefix;
-    feed_->Announce(std::move(removed));
-  }
+  Announce(FeedEvent::kRemoved, prefix);
   meta_.PutMissing(dir_key);
   inodes_.Detach(parent, name);
   return Status::OK();
@@ -259,9 +250,7 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
       KVFS_RETURN_IF_ERROR(store_->Delete(key));
       reader_->Invalidate(key);
       meta_.PutMissing(key);
-      FeedEvent removed{FeedEvent::kRemoved, {}};
-      removed.info.key = key;
-      if (feed_) feed_->Announce(std::move(removed));
+      Announce(FeedEvent::kRemoved, key);
       break;
     }
   }
@@ -358,11 +347,7 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     auto info = store_->Copy(src_key, dst_key, opts);
     if (!info.ok()) return info.status().Annotate("rename " + Display(src_path));
     KVFS_RETURN_IF_ERROR(store_->Delete(src_key));
-    if (feed_) {
-      FeedEvent removed{FeedEvent::kRemoved, {}};
-      removed.info.key = src_key;
-      feed_->Announce(std::move(removed));
-    }
+    Announce(FeedEvent::kRemoved, src_key);
     info->key = dst_key;
     if (info->size == 0) info->size = node.info.size;
     Published(*info);

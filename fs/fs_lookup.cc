@@ -161,9 +161,7 @@ std::optional<Filesystem::Node> Filesystem::ServeLocalCopy(const std::string& ke
   revalidator_.Enqueue(node.info, stale.gen);
   // The kernel asks again soon: once the background check has answered (a delete elsewhere is
   // then seen here), the answer is the store's again, with the whole TTL.
-  node.ttl_secs = std::chrono::duration<double>(
-                      std::chrono::milliseconds(std::max<uint32_t>(options_.negative_ttl_ms, 100)))
-                      .count();
+  node.ttl_secs = options_.negative_ttl_ms / 1000.0;
   return node;
 }
 
@@ -209,18 +207,25 @@ double Filesystem::MissTtlSecs(uint64_t parent, const std::string& name) {
   // feed covers it, negative_ttl_ms from now: then the kernel's next lookup is answered here,
   // without a request, from an entry the feed keeps current (the feed also drops the kernel's
   // entry when the name arrives).
-  const auto negative = std::chrono::milliseconds(options_.negative_ttl_ms);
-  auto left = std::min<std::chrono::steady_clock::duration>(missing->left, negative);
-  if (!MissHolds(missing->age)) return 0;
-  if (missing->age < negative && !(feed_ && feed_->Covers(listings_.Now() - missing->age))) {
-    left = std::min<std::chrono::steady_clock::duration>(left, negative - missing->age);
-  }
-  return std::chrono::duration<double>(left).count();
+  const std::chrono::steady_clock::duration negative =
+      std::chrono::milliseconds(options_.negative_ttl_ms);
+  const bool covered = feed_ && feed_->Covers(listings_.Now() - missing->age);
+  const auto hold = std::min(missing->left, covered ? negative : negative - missing->age);
+  return std::max(0.0, std::chrono::duration<double>(hold).count());
 }
 
 bool Filesystem::MissHolds(std::chrono::steady_clock::duration age) const {
   if (age < std::chrono::milliseconds(options_.negative_ttl_ms)) return true;
   return feed_ != nullptr && feed_->Covers(listings_.Now() - age);
+}
+
+void Filesystem::Announce(FeedEvent::Kind kind, const std::string& key, const std::string& etag) {
+  if (feed_ == nullptr) return;
+  FeedEvent event;
+  event.kind = kind;
+  event.info.key = key;
+  event.info.etag = etag;
+  feed_->Announce(std::move(event));
 }
 
 void Filesystem::Invalidate(uint64_t parent, const std::string& name) {
@@ -277,8 +282,7 @@ void Filesystem::ApplyFeed(const FeedEvent& event) {
     for (size_t slash = key.find('/', prefix.size()); slash != std::string::npos;
          slash = key.find('/', slash + 1)) {
       const std::string dir = key.substr(0, slash);
-      auto e = meta_.Get(dir);
-      if (!e || e->kind != MetaEntry::kDir) meta_.PutDir(dir);
+      meta_.PutDir(dir);
       listings_.NoteChild(dir, /*is_dir=*/true);  // its parent holds a directory
     }
   }

@@ -149,5 +149,42 @@ TEST_F(DirListingCacheTest, EndlessListingGivesUp) {
   }
 }
 
+// Names other nodes stored since a listing (the fleet feed) end its "missing" answers for them
+// and for the directories above them; they count in the bound, and a new listing keeps the ones
+// added after it began.
+TEST_F(DirListingCacheTest, AddedNamesAnswerAndAreCountedOnce) {
+  for (int i = 0; i < 10; ++i) store_->PutObject("p/" + std::to_string(i), "x");
+  DirListingCache c = Make();
+  for (const char* m : {"p/m1", "p/m2", "p/m3"}) c.NoteMiss(m);
+  ASSERT_EQ(c.listings(), 1u);
+  EXPECT_EQ(c.names_held(), 10u);
+  EXPECT_TRUE(c.KnownMissing("p/new"));
+  c.NoteAdded("p/new");
+  c.NoteAdded("p/new");  // once
+  EXPECT_FALSE(c.KnownMissing("p/new"));
+  EXPECT_EQ(c.names_held(), 11u);
+  // A listing begun before the name was added keeps it added; one begun after drops it.
+  const auto before = now_;
+  now_ += seconds(1);
+  c.NoteAdded("p/later");
+  c.RecordListing("p/", {"p/0"}, before + seconds(2));
+  EXPECT_EQ(c.names_held(), 1u) << "added names before the listing go with the old one";
+  EXPECT_TRUE(c.KnownMissing("p/later"));
+  now_ = before + seconds(3);
+  c.NoteAdded("p/later");
+  c.RecordListing("p/", {"p/0"}, now_);
+  EXPECT_EQ(c.names_held(), 2u) << "added at the listing's start: kept";
+  EXPECT_FALSE(c.KnownMissing("p/later"));
+}
+
+TEST_F(DirListingCacheTest, AnAddedNameBeyondTheBoundDropsTheListing) {
+  DirListingCache c = Make(100000, /*max_total_names=*/3);
+  c.RecordListing("p/", {"p/a", "p/b", "p/c"}, now_);
+  EXPECT_TRUE(c.KnownMissing("p/d"));
+  c.NoteAdded("p/d");
+  EXPECT_LE(c.names_held(), 3u);
+  EXPECT_FALSE(c.KnownMissing("p/d")) << "no room: the store is asked";
+}
+
 }  // namespace
 }  // namespace kvfs

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <vector>
 
+#include "tests/fakes/fault_store.h"
 #include "tests/fakes/memory_store.h"
 #include "tests/fs/fs_test_util.h"
 
@@ -160,6 +161,47 @@ TEST_F(FleetFeedTest, AWriterDeletesItsEntriesAfterRetentionButKeepsItsNewest) {
   ASSERT_TRUE(a->Step().ok());
   EXPECT_EQ(FeedKeys().size(), 1u);
   EXPECT_NE(FeedKeys()[0].find("/0000000000000003~"), std::string::npos);
+}
+
+// Failure paths: a PUT that failed is sent again next interval under the same key (readers see no
+// hole, and get the events once); a read that failed leaves the last good one in force, and once
+// that is too old nothing is covered.
+TEST_F(FleetFeedTest, AFailedWriteIsRetriedUnderTheSameKeyAndAFailedReadCoversNothingNew) {
+  auto faults = std::make_shared<FaultStore>(mem_);
+  std::vector<FeedEvent> got_a, got_b;
+  FleetFeedOptions o;
+  o.key_prefix = "p/";
+  o.node_id = "nodeA";
+  FleetFeed a(
+      faults, o, [&](const FeedEvent& e) { got_a.push_back(e); }, [this] { return now_; });
+  auto b = Feed("nodeB", &got_b);
+  ASSERT_TRUE(b->Step().ok());
+  a.Announce(Stored("p/1.bin", 1, "aa"));
+  faults->InjectError(StoreOp::kPut, {Status::Unavailable("down")});
+  (void)a.Step();
+  EXPECT_TRUE(FeedKeys().empty());
+  EXPECT_EQ(a.Stats().failures, 1u);
+  a.Announce(Stored("p/2.bin", 1, "aa"));
+  ASSERT_TRUE(a.Step().ok());
+  ASSERT_EQ(FeedKeys().size(), 2u);
+  EXPECT_NE(FeedKeys()[0].find("/0000000000000001~s1.bin"), std::string::npos);  // the same entry
+  ASSERT_TRUE(b->Step().ok());
+  EXPECT_EQ(b->Stats().gaps, 0u);
+  EXPECT_EQ(got_b.size(), 2u);
+
+  auto faults_b = std::make_shared<FaultStore>(mem_);
+  FleetFeed c(
+      faults_b, o, [](const FeedEvent&) {}, [this] { return now_; });
+  ASSERT_TRUE(c.Step().ok());
+  const auto miss = now_;
+  faults_b->InjectError(StoreOp::kList, {Status::Unavailable("down"), FaultStore::kForever});
+  now_ += milliseconds(1000);
+  EXPECT_FALSE(c.Step().ok());
+  EXPECT_TRUE(c.Covers(miss)) << "the last good read is 1 s old";
+  now_ += milliseconds(900);
+  EXPECT_FALSE(c.Step().ok());
+  EXPECT_FALSE(c.Covers(miss)) << "no good read for 1.9 s: misses are asked again";
+  EXPECT_EQ(c.Stats().live, 0u);
 }
 
 TEST_F(FleetFeedTest, KeysThatAreNoEntriesAreIgnored) {

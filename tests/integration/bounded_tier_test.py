@@ -18,16 +18,14 @@
 import argparse
 import errno
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
 
 import daemon_test as dt
-from engines_replay import Checks
+from engines_replay import run_checks
 
 MIB = 1 << 20
 CAP_MIB = 24
@@ -323,20 +321,7 @@ def main():
     ap.add_argument("--kvfs", required=True)
     ap.add_argument("--backend", choices=["dir", "s3"], default="s3")
     args = ap.parse_args()
-    dt.require(s3=args.backend == "s3")
-    t0 = time.time()
-    ctx = dt.Ctx(os.path.abspath(args.kvfs), args.backend,
-                 tempfile.mkdtemp(prefix="kvfs-tier-"))
-    checks = Checks()
-    try:
-        run(ctx, checks)
-    finally:
-        ctx.cleanup()
-        shutil.rmtree(ctx.work, ignore_errors=True)
-    print("bounded_tier_test (%s): %d passed, %d failed (%.1fs)%s" % (
-        args.backend, checks.passed, len(checks.failed), time.time() - t0,
-        (": " + ", ".join(checks.failed)) if checks.failed else ""))
-    return 1 if checks.failed else 0
+    return run_checks("bounded_tier_test", args, run, "kvfs-tier-")
 
 
 if __name__ == "__main__":

@@ -50,6 +50,25 @@ class Checks:
             print("FAIL %s: %r" % (name, e), flush=True)
 
 
+def run_checks(name, args, run, work_prefix):
+    """The main of a test of Checks on real daemons: requires the backend, runs run(ctx, checks)
+    in a fresh work directory, cleans up, prints `<name> (<backend>): N passed, N failed` and
+    returns the exit status."""
+    dt.require(s3=args.backend == "s3")
+    t0 = time.time()
+    ctx = dt.Ctx(os.path.abspath(args.kvfs), args.backend, tempfile.mkdtemp(prefix=work_prefix))
+    checks = Checks()
+    try:
+        run(ctx, checks)
+    finally:
+        ctx.cleanup()
+        shutil.rmtree(ctx.work, ignore_errors=True)
+    print("%s (%s): %d passed, %d failed (%.1fs)%s" % (
+        name, args.backend, checks.passed, len(checks.failed), time.time() - t0,
+        (": " + ", ".join(checks.failed)) if checks.failed else ""))
+    return 1 if checks.failed else 0
+
+
 def engines(root):
     return [ep.LlmD(root), ep.LlmD022(root), ep.Sglang(root),
             ep.LmcacheGds(root, use_mmap=False), ep.LmcacheMp(root), ep2.VllmFs(root), ep2.SglangDirectIo(root),

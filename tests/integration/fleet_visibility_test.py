@@ -27,14 +27,13 @@ skipped (no FUSE / no S3 endpoint) unless KVFS_REQUIRE_FUSE=1 / KVFS_REQUIRE_S3=
 import argparse
 import errno
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 import daemon_test as dt
-from engines_replay import Checks
+from engines_replay import run_checks
 
 KIB = 1 << 10
 MIB = 1 << 20
@@ -310,24 +309,13 @@ def main():
     ap.add_argument("--kvfs", required=True)
     ap.add_argument("--backend", choices=["dir", "s3"], default="s3")
     args = ap.parse_args()
-    dt.require(s3=args.backend == "s3")
-    t0 = time.time()
-    ctx = dt.Ctx(os.path.abspath(args.kvfs), args.backend,
-                 tempfile.mkdtemp(prefix="kvfs-fleet-"))
-    checks = Checks()
     results = {}
-    try:
-        run(ctx, checks, results)
-    finally:
-        ctx.cleanup()
-        shutil.rmtree(ctx.work, ignore_errors=True)
+    rc = run_checks("fleet_visibility_test", args, lambda ctx, checks: run(ctx, checks, results),
+                    "kvfs-fleet-")
     for label, times in results.items():
         print("visibility %s: n=%d p50=%.3f p99=%.3f max=%.3f s" % (
             label, len(times), pct(times, 50), pct(times, 99), max(times)))
-    print("fleet_visibility_test (%s): %d passed, %d failed (%.1fs)%s" % (
-        args.backend, checks.passed, len(checks.failed), time.time() - t0,
-        (": " + ", ".join(checks.failed)) if checks.failed else ""))
-    return 1 if checks.failed else 0
+    return rc
 
 
 if __name__ == "__main__":

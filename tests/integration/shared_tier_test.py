@@ -21,13 +21,11 @@ import argparse
 import errno
 import os
 import random
-import shutil
 import sys
-import tempfile
 import time
 
 import daemon_test as dt
-from engines_replay import Checks
+from engines_replay import run_checks
 from whole_chunks_test import on_node, payload, stored, wait_for
 
 MIB = 1 << 20
@@ -159,20 +157,9 @@ def main():
     ap.add_argument("--chunks", type=int, default=200)
     ap.add_argument("--tree", type=int, default=0)
     args = ap.parse_args()
-    dt.require(s3=args.backend == "s3")
-    t0 = time.time()
-    ctx = dt.Ctx(os.path.abspath(args.kvfs), args.backend,
-                 tempfile.mkdtemp(prefix="kvfs-shared-"))
-    checks = Checks()
-    try:
-        run(ctx, checks, args.chunks, max(args.tree, args.chunks))
-    finally:
-        ctx.cleanup()
-        shutil.rmtree(ctx.work, ignore_errors=True)
-    print("shared_tier_test (%s): %d passed, %d failed (%.1fs)%s" % (
-        args.backend, checks.passed, len(checks.failed), time.time() - t0,
-        (": " + ", ".join(checks.failed)) if checks.failed else ""))
-    return 1 if checks.failed else 0
+    return run_checks("shared_tier_test", args,
+                      lambda ctx, checks: run(ctx, checks, args.chunks, max(args.tree, args.chunks)),
+                      "kvfs-shared-")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ import argparse
 import errno
 import mmap
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,7 +27,7 @@ import tempfile
 import time
 
 import daemon_test as dt
-from engines_replay import Checks
+from engines_replay import run_checks
 
 MIB = 1 << 20
 TTL = 1  # metadata_cache_ttl_secs: node B sees A's changes this long after a lookup
@@ -372,20 +371,7 @@ def main():
     ap.add_argument("--kvfs", required=True)
     ap.add_argument("--backend", choices=["dir", "s3"], default="s3")
     args = ap.parse_args()
-    dt.require(s3=args.backend == "s3")
-    t0 = time.time()
-    ctx = dt.Ctx(os.path.abspath(args.kvfs), args.backend,
-                 tempfile.mkdtemp(prefix="kvfs-whole-"))
-    checks = Checks()
-    try:
-        run(ctx, checks)
-    finally:
-        ctx.cleanup()
-        shutil.rmtree(ctx.work, ignore_errors=True)
-    print("whole_chunks_test (%s): %d passed, %d failed (%.1fs)%s" % (
-        args.backend, checks.passed, len(checks.failed), time.time() - t0,
-        (": " + ", ".join(checks.failed)) if checks.failed else ""))
-    return 1 if checks.failed else 0
+    return run_checks("whole_chunks_test", args, run, "kvfs-whole-")
 
 
 if __name__ == "__main__":
