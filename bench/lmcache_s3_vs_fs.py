@@ -4,6 +4,10 @@ kvfs mount of the same RGW (issue 27 point 3). One command; it starts and stops 
 
 usage: bench/lmcache_s3_vs_fs.py [--chunks 16] [--chunk-mib 32] [--threads 16] [--reps 5]
                                  [--miss-keys 256] [--miss-rounds 4] [--out FILE] [--json FILE]
+                                 [--kvfs-variant NAME=OPT=V[:OPT=V...]]...
+
+--kvfs-variant mounts kvfs with extra options as a system of its own, measured in the same run
+(e.g. `kvfs-wb=write_back=true`); default: one variant, `kvfs`, at the defaults.
 
 What runs (the engine's own classes, installed by tests/engines/venv.sh, nothing of theirs copied):
   - a private RGW (tests/s3server/rgw.sh on its own ports and dir) whose rgw_dns_name makes
@@ -17,6 +21,8 @@ What runs (the engine's own classes, installed by tests/engines/venv.sh, nothing
 Rows, per repetition (each repetition stores new keys):
   store            the chunks stored (kvfs: until the last close; the daemon's flush after that
                    is recorded as flush_s in the JSON lines)
+  store, durable   kvfs: until the last close and the daemon's exit at unmount (flush_s), which
+                   waits for every upload: the same point as the s3 adapter's store
   cold load        s3: GETs; kvfs: remounted with an empty cache dir, page cache dropped
   load after kvfs restart (hits)
                    kvfs: remounted keeping its cache dir, page cache dropped: served from the
@@ -50,7 +56,7 @@ S3_BUCKET, FS_BUCKET, FS_PREFIX = "lmcb-s3", "lmcb-fs", "kv"
 DNS_NAME = "kvfs-lmcbench.test"
 HOSTS_MARK = "# kvfs bench/lmcache_s3_vs_fs.py"
 MIB = 1 << 20
-ROWS = [("store", "store"), ("load_cold", "cold load"),
+ROWS = [("store", "store"), ("store_durable", "store, durable"), ("load_cold", "cold load"),
         ("load_restart", "load after kvfs restart (hits)"),
         ("load_second", "second process"), ("lookup_miss", "negative lookups")]
 
@@ -154,6 +160,13 @@ def worker(a):
 # Orchestrator: RGW, hosts line, kvfs mounts, workers, table. python3 stdlib only.
 # ----------------------------------------------------------------------------------------------
 
+def proc_cpu(pid):
+    """utime+stime of a process in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def log(msg):
     print(f"[lmcache_s3_vs_fs {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
@@ -225,12 +238,12 @@ class Bench:
             shutil.rmtree(self.work, ignore_errors=True)
 
     # --- kvfs ---
-    def mount(self, wipe_cache):
+    def mount(self, wipe_cache, extra=""):
         if wipe_cache:
             shutil.rmtree(self.cache, ignore_errors=True)
         os.makedirs(self.cache, exist_ok=True)
         opts = (f"endpoint={self.endpoint},region={REGION},addressing=path,"
-                f"cache_dir={self.cache}")
+                f"cache_dir={self.cache}" + (f",{extra}" if extra else ""))
         logf = open(os.path.join(self.work, "kvfs.log"), "a")
         self.daemon = subprocess.Popen(
             [self.o.kvfs, "-f", f"s3://{FS_BUCKET}/{FS_PREFIX}", self.mnt, "-o", opts],
@@ -251,11 +264,20 @@ class Bench:
         t0 = time.perf_counter()
         if os.path.ismount(self.mnt):
             subprocess.run(["fusermount3", "-u", self.mnt], capture_output=True)
-        try:
-            self.daemon.wait(timeout=300)
-        except subprocess.TimeoutExpired:
-            self.daemon.kill()
-            self.daemon.wait()
+        # wait4: the daemon's whole CPU, its uploads after the last close included.
+        self.daemon_cpu_total = None
+        deadline = time.time() + 300
+        while True:
+            pid, _, ru = os.wait4(self.daemon.pid, os.WNOHANG)
+            if pid == self.daemon.pid:
+                self.daemon.returncode = 0  # reaped here, not by Popen
+                self.daemon_cpu_total = ru.ru_utime + ru.ru_stime
+                break
+            if time.time() > deadline:
+                self.daemon.kill()
+                self.daemon.wait()
+                break
+            time.sleep(0.01)
         if os.path.ismount(self.mnt):
             subprocess.run(["umount", "-l", self.mnt], capture_output=True)
         self.daemon = None
@@ -303,9 +325,12 @@ class Bench:
         """One repetition; odd ones run kvfs first, so neither side always meets RGW first."""
         model = f"lmcb-{os.getpid()}-r{r}"
         miss = f"lmcb-miss-{os.getpid()}-r{r}"
-        sides = [self.rep_s3, self.rep_kvfs]
+        sides = [lambda: self.rep_s3(r, model, miss)]
+        for name, extra in self.o.variants:
+            sides.append(lambda name=name, extra=extra:
+                         self.rep_kvfs(r, model + "-" + name, miss + "-" + name, name, extra))
         for side in sides if r % 2 == 0 else reversed(sides):
-            side(r, model, miss)
+            side()
 
     def rep_s3(self, r, model, miss):
         log(f"rep {r}: s3 adapter")
@@ -317,20 +342,25 @@ class Bench:
         self.run("s3", r, "load_second", "load", model)
         self.run("s3", r, "lookup_miss", "lookup_miss", miss)
 
-    def rep_kvfs(self, r, model, miss):
-        log(f"rep {r}: fs adapter on kvfs")
-        self.mount(wipe_cache=True)
-        rec = self.run("kvfs", r, "store", "store", model)
+    def rep_kvfs(self, r, model, miss, name="kvfs", extra=""):
+        log(f"rep {r}: fs adapter on kvfs ({name}: {extra or 'defaults'})")
+        self.mount(wipe_cache=True, extra=extra)
+        cpu0 = proc_cpu(self.daemon.pid)
+        rec = self.run(name, r, "store", "store", model)
         rec["flush_s"] = self.unmount()
+        durable = dict(rec, phase="store_durable", seconds=rec["seconds"] + rec["flush_s"])
+        if self.daemon_cpu_total is not None:
+            durable["daemon_cpu_s"] = self.daemon_cpu_total - cpu0
+        self.records.append(durable)
         self.drop_caches()
-        self.mount(wipe_cache=True)
-        self.run("kvfs", r, "load_cold", "load", model)
+        self.mount(wipe_cache=True, extra=extra)
+        self.run(name, r, "load_cold", "load", model)
         self.unmount()
         self.drop_caches()
-        self.mount(wipe_cache=False)
-        self.run("kvfs", r, "load_restart", "load", model)
-        self.run("kvfs", r, "load_second", "load", model)
-        self.run("kvfs", r, "lookup_miss", "lookup_miss", miss)
+        self.mount(wipe_cache=False, extra=extra)
+        self.run(name, r, "load_restart", "load", model)
+        self.run(name, r, "load_second", "load", model)
+        self.run(name, r, "lookup_miss", "lookup_miss", miss)
         self.unmount()
 
 
@@ -390,25 +420,31 @@ def markdown(records, meta, o, command):
     out += ["Cells: median over the repetitions (min-max). CPU: engine process + kvfs daemon "
             "(utime+stime); RGW not counted. Negative lookups: lookups/s and CPU ms per 1000 "
             "lookups.", "",
-            "| row | s3 MiB/s | kvfs MiB/s | ratio kvfs/s3 | s3 CPU s/GiB | kvfs CPU s/GiB "
-            "| ratio kvfs/s3 |", "| --- | --- | --- | --- | --- | --- | --- |"]
+            "| row | system | MiB/s | ratio to s3 | CPU s/GiB | ratio to s3 |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    names = [n for n, _ in o.variants]
+    med = lambda xs: statistics.median(xs) if xs else None  # noqa: E731
+    ratio = lambda a, b: f"{a / b:.2f}x" if a is not None and b else "-"  # noqa: E731
     for ph, label in ROWS:
-        v = {s: [metrics(r) for r in records if r["system"] == s and r["phase"] == ph]
-             for s in ("s3", "kvfs")}
-        tp = {s: [x[0] for x in v[s]] for s in v}
-        cpu = {s: [x[1] for x in v[s]] for s in v}
-        med = lambda xs: statistics.median(xs) if xs else None  # noqa: E731
-        ratio = lambda a, b: f"{a / b:.2f}x" if a is not None and b else "-"  # noqa: E731
         if ph == "lookup_miss":
             label += " (lookups/s; CPU ms/1000)"
-        out.append(f"| {label} | {cell(tp['s3'])} | {cell(tp['kvfs'])} | "
-                   f"{ratio(med(tp['kvfs']), med(tp['s3']))} | {cell(cpu['s3'])} | "
-                   f"{cell(cpu['kvfs'])} | {ratio(med(cpu['kvfs']), med(cpu['s3']))} |")
-    daemon = [r["daemon_cpu_s"] / max(1e-9, r["engine_cpu_s"] + r["daemon_cpu_s"])
-              for r in records if r["system"] == "kvfs"]
-    flush = [r["flush_s"] for r in records if "flush_s" in r]
-    out += ["", f"kvfs daemon's share of the kvfs CPU: median {cell(daemon)}; flush after the "
-            f"last close (unmount to daemon exit): {cell(flush)} s."]
+        base = [metrics(r) for r in records if r["system"] == "s3" and
+                r["phase"] == ("store" if ph == "store_durable" else ph)]
+        btp, bcpu = [x[0] for x in base], [x[1] for x in base]
+        if ph != "store_durable":
+            out.append(f"| {label} | s3 | {cell(btp)} | | {cell(bcpu)} | |")
+        for n in names:
+            v = [metrics(r) for r in records if r["system"] == n and r["phase"] == ph]
+            tp, cpu = [x[0] for x in v], [x[1] for x in v]
+            out.append(f"| {label} | {n} | {cell(tp)} | {ratio(med(tp), med(btp))} | "
+                       f"{cell(cpu)} | {ratio(med(cpu), med(bcpu))} |")
+    for n in names:
+        daemon = [r["daemon_cpu_s"] / max(1e-9, r["engine_cpu_s"] + r["daemon_cpu_s"])
+                  for r in records if r["system"] == n and r["phase"] != "store_durable"]
+        flush = [r["flush_s"] for r in records
+                 if r["system"] == n and r["phase"] == "store" and "flush_s" in r]
+        out += ["", f"{n}: the daemon's share of the CPU: median {cell(daemon)}; flush after the "
+                f"last close (unmount to daemon exit): {cell(flush)} s."]
     notes = sorted({f"{r['system']} {r['phase']}: {r['note']}" for r in records if r.get("note")})
     if notes:
         out += ["", "Problems:", ""] + [f"- {n}" for n in notes]
@@ -434,8 +470,15 @@ def main():
     p.add_argument("--keep", action="store_true", help="keep the scratch dir (logs)")
     p.add_argument("--no-drop-caches", action="store_true",
                    help="do not drop the page cache before the load rows (needs root)")
+    p.add_argument("--kvfs-variant", action="append", default=[], metavar="NAME=OPTS",
+                   help="a kvfs mount with extra options (OPT=V joined by ':'), measured as its "
+                        "own system; repeatable (default: kvfs= at the defaults)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     o = p.parse_args()
+    o.variants = []
+    for v in o.kvfs_variant or ["kvfs="]:
+        name, _, extra = v.partition("=")
+        o.variants.append((name, extra.replace(":", ",")))
     if o.worker:
         return worker(json.loads(o.worker))
     if os.geteuid() != 0:

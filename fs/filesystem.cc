@@ -71,7 +71,8 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
                                                   return HoldsWritableFd(tgid, ino, n);
                                                 }}
                                  : ProcessProbe{}),
-      unlinked_(UnlinkedNames::kDefaultMaxEntries) {
+      unlinked_(UnlinkedNames::kDefaultMaxEntries),
+      write_back_(options_.write_back_uploads, options_.write_back_bytes) {
   if (!probe_.exiting) {
     spdlog::warn(
         "kvfs: /proc does not show this daemon's own pid namespace: closes by dying processes "
@@ -82,6 +83,7 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
 }
 
 Filesystem::~Filesystem() {
+  DrainWriteBack();
   if (size_t n = local_files_.size()) {
     spdlog::info("kvfs: {} local file(s) not uploaded at shutdown (temporary or unfinished)", n);
   }

@@ -11,6 +11,8 @@
 // - New files are written to a spool file and uploaded on the first flush/fsync/close (or by
 //   renaming a temp-pattern file to a final name). Only whole chunks are accepted (EINVAL);
 //   close returns 0 only when the object is durable; a failed upload is EIO and leaves nothing.
+//   With write_back, close() and rename() return once the whole chunk is in the spool (shown on
+//   this node) and the upload follows (WriteBack); fsync() and O_SYNC opens wait for it.
 // - An existing name is never overwritten by an upload: conditional create plus ExistsPolicy.
 //   Opening an existing file for writing (with or without O_TRUNC) starts a new, empty version;
 //   if nothing is written the object is unchanged. Opened O_RDWR without O_TRUNC, the new
@@ -82,6 +84,7 @@
 #include "fs/revalidator.h"
 #include "fs/unlinked_names.h"
 #include "fs/uploader.h"
+#include "fs/write_back.h"
 #include "objstore/object_store.h"
 #include "tier/node_tier.h"
 
@@ -200,7 +203,10 @@ class Filesystem {
   // the writer still holds another descriptor of the file (dup2 + close), nor the implicit close
   // of a dying writer (LocalFile::Abandon).
   Status Flush(uint64_t fh, pid_t pid = 0);
-  Status Fsync(uint64_t fh);
+  // As Flush by thread `pid` (the same rule decides who publishes), waiting for the store; with
+  // write_back, also the upload of a chunk accepted at an earlier close or rename (and its
+  // failure, EIO), on any descriptor.
+  Status Fsync(uint64_t fh, pid_t pid = 0);
   Status Release(uint64_t fh);
   Status Unlink(uint64_t parent, const std::string& name);
   // link(2): a second name for a file. Of a file written here (NIXL: link(tmp, final) then
@@ -214,6 +220,9 @@ class Filesystem {
 
   // Local files (pending writes and temp files) currently held; for tests and shutdown logs.
   size_t LocalFileCount() const;
+  // Waits until every chunk accepted by write_back is uploaded (or failed): before unmount.
+  void DrainWriteBack();
+  WriteBackStats WriteBackStatsNow() const { return write_back_.Stats(); }
 
  private:
   using Handle = FileHandle;
@@ -274,8 +283,11 @@ class Filesystem {
   Status NextDirPage(uint64_t ino, const std::string& prefix,
                      const std::unordered_set<std::string>& local, DirStream::Cursor* cursor,
                      std::vector<DirEntry>* out);
-  // Metadata cache, inodes and the kernel's view after a transition.
-  void Apply(const LocalFile::Outcome& out);
+  // Metadata cache, inodes and the kernel's view after a transition; a kQueued outcome queues
+  // the upload of `lf` (write_back).
+  void Apply(const LocalFile::Outcome& out, const std::shared_ptr<LocalFile>& lf = nullptr);
+  // close() (`closing`) or fsync() of a writer's descriptor; `wait`: until the object is durable.
+  Status Commit(uint64_t fh, pid_t pid, bool wait, bool closing);
   // An object now exists under `info.key` (an upload, a rename): cached, and the local
   // directories above it now exist in the store.
   void Published(const ObjectInfo& info);
@@ -309,6 +321,9 @@ class Filesystem {
   LocalFiles local_files_;           // what each key being written shows
   UnlinkedNames unlinked_;           // names unlinked here under unlink_policy local
   HandleTable handles_;              // open files and directories
+  // Uploads after close() returned (write_back). Last: destroyed first, so that the uploads it
+  // drains still find everything they record into.
+  WriteBack write_back_;
 };
 
 }  // namespace kvfs

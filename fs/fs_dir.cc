@@ -320,12 +320,18 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     std::shared_ptr<LocalFile> replaced;
     LocalFile::Place dst{dst_key, Display(dst_path), new_parent, new_name};
     LocalFile::Outcome out =
-        lf->RenameTo(std::move(dst), IsTempName(new_name), no_replace, &replaced);
+        lf->RenameTo(std::move(dst), IsTempName(new_name), no_replace,
+                     /*wait=*/!options_.write_back, &replaced);
     if (out.kind == LocalFile::Outcome::kRejected || !out.status.ok()) return out.status;
     // The old name's lookups: a temp name's cost nothing (Lookup), another's asks the store (an
     // older object of that name may still be there).
     meta_.Erase(out.place.key);
     if (out.kind == LocalFile::Outcome::kPublished) Published(out.info);
+    if (out.kind == LocalFile::Outcome::kQueued) {
+      LocalFile::Outcome queued = out;
+      queued.place = {};  // the old name is forgotten above; the new one is the file's own
+      Apply(queued, lf);
+    }
     // A local file that had the target name is gone. Discarded after lf's lock is released:
     // two LocalFile locks are never held at once.
     if (replaced) replaced->Discard();

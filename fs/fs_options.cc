@@ -27,6 +27,7 @@ Status FsOptions::Validate() {
     return Status::InvalidArgument("multipart_part_size too small: more than 10000 parts");
   }
   if (upload_parallelism < 1) return Status::InvalidArgument("upload_parallelism must be >= 1");
+  if (write_back_uploads < 1) return Status::InvalidArgument("write_back_uploads must be >= 1");
   if (fanout_hex_chars < 0 || fanout_hex_chars > kMaxFanoutHexChars) {
     return Status::InvalidArgument("fanout_hex_chars must be in 0.." +
                                    std::to_string(kMaxFanoutHexChars));

@@ -64,6 +64,16 @@ struct FsOptions {
   // overlaps the write. Files reaching one multipart_part_size are then stored as multipart
   // uploads even below multipart_threshold.
   bool upload_while_writing = true;
+  // What close() (and rename() to a final name) waits for. false: the object is durable in the
+  // store when it returns. true (write-back): the chunk is whole in the spool - readable by every
+  // process on this node at once, by other nodes once its upload ends - and the upload follows on
+  // write_back_uploads threads; fsync(), a descriptor opened O_SYNC/O_DSYNC and unmount wait for
+  // it. At most write_back_bytes wait or upload at once; a close past it waits for room. A
+  // failed background upload drops the name (logged, kvfs_write_back_failed); a crash before
+  // the upload loses the chunk (a later miss, never a wrong byte).
+  bool write_back = false;
+  int write_back_uploads = 16;
+  uint64_t write_back_bytes = 1ull << 30;
   // Whether the kernel may keep the pages of uploaded files in its page cache. false: buffered
   // opens of files served from the local cache (hits, and downloads into it) bypass it
   // (FOPEN_DIRECT_IO): their bytes go from the cache file straight into the reader's buffer, one

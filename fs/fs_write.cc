@@ -3,6 +3,7 @@
 // records what the transition did (Apply): FLUSH/RELEASE -> LocalFile::Commit/Release -> Uploader
 // -> the store's conditional PUT or multipart upload.
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 
 #include "fs/filesystem.h"
 
@@ -18,11 +19,27 @@ Result<std::shared_ptr<LocalFile>> Filesystem::NewLocal(const std::vector<std::s
   return LocalFile::Create(env, std::move(place), IsTempName(path.back()), created);
 }
 
-void Filesystem::Apply(const LocalFile::Outcome& out) {
+void Filesystem::Apply(const LocalFile::Outcome& out, const std::shared_ptr<LocalFile>& lf) {
   switch (out.kind) {
     case LocalFile::Outcome::kNothing:
     case LocalFile::Outcome::kRejected:
       return;
+    case LocalFile::Outcome::kQueued: {
+      if (lf == nullptr) return;  // a waiting caller: cannot happen
+      // Held by the task until it has run: the handles may all be released before.
+      write_back_.Submit(lf->size_now(), [this, lf] {
+        LocalFile::Outcome up = lf->UploadQueued([this](const LocalFile::Outcome& o) { Apply(o); });
+        if (up.kind == LocalFile::Outcome::kDropped) {
+          spdlog::error(
+              "kvfs: '{}' was accepted at close() but its upload failed: not stored ({}); the "
+              "name is gone (write_back)",
+              up.place.display, up.status.ToString());
+          return false;
+        }
+        return true;
+      });
+      return;
+    }
     case LocalFile::Outcome::kPublished:
       Published(out.info);
       return;
@@ -68,6 +85,7 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
   auto h = std::make_shared<Handle>();
   h->ino = ino;
   h->writable = true;
+  h->sync = flags & O_DSYNC;  // O_SYNC includes O_DSYNC's bit
   h->local = lf;
   Node node;
   node.kind = MetaEntry::kFile;
@@ -113,6 +131,7 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
   auto h = std::make_shared<Handle>();
   h->ino = ino;
   h->writable = true;
+  h->sync = flags & O_DSYNC;
   h->local = std::move(lf);
   return OpenResult{handles_.AddFile(std::move(h)), /*keep_cache=*/false};
 }
@@ -131,6 +150,30 @@ Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* dat
 }
 
 Status Filesystem::Flush(uint64_t fh, pid_t pid) {
+  return Commit(fh, pid, /*wait=*/!options_.write_back, /*closing=*/true);
+}
+
+Status Filesystem::Fsync(uint64_t fh, pid_t pid) {
+  KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
+  if (h->writable && h->local && h->local->FsyncWaits()) {
+    // A chunk accepted at close (write_back) is made durable here, or its failure reported.
+    LocalFile::Outcome out = h->local->Commit(/*wait=*/true);
+    Apply(out);
+    return out.status;
+  }
+  return Commit(fh, pid, /*wait=*/true, /*closing=*/false);
+}
+
+void Filesystem::DrainWriteBack() {
+  const WriteBackStats s = write_back_.Stats();
+  if (s.pending > 0) {
+    spdlog::info("kvfs: waiting for {} chunk upload(s) accepted at close() ({} bytes)", s.pending,
+                 s.pending_bytes);
+  }
+  write_back_.Drain();
+}
+
+Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait, bool closing) {
   KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
   if (!h->writable || !h->local) return Status::OK();
   LocalFile& lf = *h->local;
@@ -158,20 +201,19 @@ Status Filesystem::Flush(uint64_t fh, pid_t pid) {
     // log on its stdout) that writes later. An empty file is published at its last release.
     return Status::OK();
   }
-  if (owner != 0 && probe_.holds_writer && lf.WouldPublish()) {
+  if (closing && owner != 0 && probe_.holds_writer && lf.WouldPublish()) {
     // The writer still holds the file through another descriptor (`cmd > f`: the shell's dup2
-    // and close of the original; an explicit dup): that descriptor's close publishes.
+    // and close of the original; an explicit dup): that descriptor's close publishes. (fsync's
+    // own descriptor is still open: it asks for this one.)
     auto path = PathOf(h->ino);
     if (path.ok() && !path->empty() && probe_.holds_writer(owner, h->ino, path->back())) {
       return Status::OK();
     }
   }
-  LocalFile::Outcome out = h->local->Commit();
-  Apply(out);
+  LocalFile::Outcome out = h->local->Commit(wait || h->sync);
+  Apply(out, h->local);
   return out.status;
 }
-
-Status Filesystem::Fsync(uint64_t fh) { return Flush(fh); }
 
 Status Filesystem::Release(uint64_t fh) {
   KVFS_ASSIGN_OR_RETURN(std::shared_ptr<Handle> h, handles_.TakeFile(fh));

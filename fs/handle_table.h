@@ -31,6 +31,7 @@ namespace kvfs {
 struct FileHandle {
   uint64_t ino = 0;
   bool writable = false;
+  bool sync = false;  // opened O_SYNC/O_DSYNC: its close waits for the store (write_back)
   std::atomic<pid_t> last_writer_thread{0};  // saves a /proc read per write of one thread
   ObjectInfo info;                           // remote: the object opened (fstat after unlink)
   std::shared_ptr<LocalFile> local;          // a file written here (or a temp file)

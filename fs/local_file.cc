@@ -69,13 +69,18 @@ bool LocalFile::WouldPublish() const {
   return !temp_ && (state_ == State::kDirty || state_ == State::kAbandoned);
 }
 
+bool LocalFile::FsyncWaits() const {
+  MutexLock l(&mu_);
+  return state_ == State::kQueued || state_ == State::kFailed;
+}
+
 void LocalFile::SetSizeLocked(uint64_t s) {
   size_ = s;
   size_atomic_.store(s);
 }
 
 void LocalFile::DirtyLocked() {
-  if (state_ == State::kClean || state_ == State::kCommitted) {
+  if (state_ == State::kClean || state_ == State::kCommitted || state_ == State::kQueued) {
     state_ = State::kDirty;
     published_atomic_.store(false);
     uploaded_.reset();
@@ -87,6 +92,12 @@ void LocalFile::DirtyLocked() {
 // Handles
 
 Status LocalFile::Attach(bool writer, bool truncate) {
+  if (!writer) {
+    // A reader reads the spool without the lock; one that races an unlink or a failure keeps
+    // the bytes it opened, as an open before an unlink does.
+    handles_.fetch_add(1);
+    return Status::OK();
+  }
   MutexLock l(&mu_);
   if (state_ == State::kFailed || state_ == State::kDiscarded) return failure_;
   if (writer && truncate && size_ > 0) {
@@ -116,11 +127,17 @@ bool LocalFile::ReuseIdleTemp(bool truncate) {
 }
 
 LocalFile::Outcome LocalFile::Release(bool writer) {
+  if (!writer) {
+    // Not the last handle: nothing ends here, and nothing waits for an upload holding mu_.
+    for (int n = handles_.load(); n > 1;) {
+      if (handles_.compare_exchange_weak(n, n - 1)) return Outcome{};
+    }
+  }
   MutexLock l(&mu_);
   Outcome out;
   if (writer && state_ == State::kDirty && !temp_) {
     // Normally a flush committed already; this covers bytes written after the last one.
-    out = CommitLocked();
+    out = CommitLocked(/*wait=*/true);
   }
   if (--handles_ == 0) {
     if (temp_orphaned_ && temp_ && state_ != State::kFailed && state_ != State::kDiscarded) {
@@ -143,7 +160,8 @@ LocalFile::Outcome LocalFile::Release(bool writer) {
     // A temporary file stays (locally) until it is renamed or unlinked. One published just now
     // (an empty file, published at its last release) stays until the filesystem has recorded the
     // object (Filesystem::Release): a lookup in between would find neither and cache the miss.
-    if (!temp_ || ended) {
+    // A queued chunk stays until its upload is recorded (UploadQueued).
+    if ((!temp_ || ended) && state_ != State::kQueued) {
       if (out.kind == Outcome::kPublished) {
         out.leave = true;
       } else {

@@ -9,6 +9,8 @@
 //   created (creat/O_EXCL) -> kDirty          opened for writing, nothing written -> kClean
 //   kClean | kCommitted --Write/Truncate--> kDirty   (parts may go out while written: EarlyUpload)
 //   kDirty --Commit (flush/fsync/release by a live process)--> kCommitted | kFailed
+//   kDirty --Commit without waiting (write_back: close, rename)--> kQueued (whole; shown here)
+//   kQueued --UploadQueued (the write-back thread) or a waiting Commit (fsync)--> as from kDirty
 //   kDirty --Abandon (implicit close by a dying process)--> kAbandoned: hidden, nothing sent;
 //   kAbandoned --Commit (a live holder of the same descriptor closes it)--> as from kDirty
 //   kAbandoned --last Release--> kDiscarded
@@ -30,6 +32,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +56,7 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
     kClean,      // open for writing, nothing to upload
     kDirty,      // bytes not yet in the store (whole parts may already have gone out)
     kAbandoned,  // dirty, but closed by a dying process: hidden, published only by a live close
+    kQueued,     // whole and accepted (write_back): shown on this node, its upload queued
     kCommitted,  // the object under key() holds exactly these bytes
     kFailed,     // a commit failed (terminal: every later call reports failure())
     kDiscarded,  // unlinked, replaced, or abandoned by a dying writer (terminal; never uploaded)
@@ -78,6 +82,7 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
     enum Kind {
       kNothing,    // nothing to upload (clean, temp, already committed)
       kPublished,  // the object is in the store: `info`
+      kQueued,     // whole, shown on this node; its upload is to be queued (UploadQueued)
       kRejected,   // a rename's upload failed; the file is unchanged: `status`
       kDropped,    // the file failed (kFailed) or was abandoned (kDiscarded) just now: the
                    // name `place` disappears; `status` is the failure
@@ -106,8 +111,9 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   uint64_t size_now() const { return size_atomic_.load(); }
   int64_t mtime_sec() const { return mtime_sec_; }
   bool temp_now() const { return temp_atomic_.load(); }
-  // Whether these bytes are the object published under the file's name (kCommitted): until then
-  // only the writer sees the file (Filesystem::VisibleTo).
+  // Whether these bytes are what the file's name shows on this node (kCommitted, or kQueued: a
+  // whole chunk whose upload follows): until then only the writer sees the file
+  // (Filesystem::VisibleTo).
   bool published_now() const { return published_atomic_.load(); }
   // The process writing this file: its creator, then whichever process last wrote to it. Only its
   // close publishes. 0: unknown (pid namespaces the daemon cannot see into): anyone's close does.
@@ -126,6 +132,9 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   bool Ended() const EXCLUDES(mu_);
   // Whether a Commit now would upload something (dirty, not a temp file).
   bool WouldPublish() const EXCLUDES(mu_);
+  // kQueued (a waiting Commit uploads it now) or kFailed (Commit reports why): what fsync()
+  // waits for on any descriptor of the file.
+  bool FsyncWaits() const EXCLUDES(mu_);
 
   // --- Handles ---
   // One more handle (open of this file). A writer with `truncate` empties it. Fails with the
@@ -155,8 +164,14 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
 
   // --- Transitions ---
   // flush()/fsync() by a live process: validates the whole chunk and uploads it; returns when
-  // the object is durable or the file failed.
-  Outcome Commit() EXCLUDES(mu_);
+  // the object is durable or the file failed. Without `wait` (write_back), a whole chunk is
+  // only accepted: kQueued, and the caller queues UploadQueued.
+  Outcome Commit(bool wait = true) EXCLUDES(mu_);
+  // The queued upload (a write-back thread): uploads a file still kQueued (nothing otherwise: it
+  // was rewritten, discarded, or a waiting Commit stored it) and hands the outcome to `record`
+  // while the file's lock is held, so an unlink or rename of the file sees it recorded. A file
+  // with no handles left then leaves LocalFiles.
+  Outcome UploadQueued(const std::function<void(const Outcome&)>& record) EXCLUDES(mu_);
   // The implicit close of a dying process (its FLUSH): nothing is published on its behalf, the
   // name disappears at once (kDropped) and parts sent early are aborted. A live process that
   // shares the descriptor may still commit it; otherwise its last Release discards it. A temp
@@ -172,14 +187,17 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   // kPublished (info: the object) or kRejected (status).
   Outcome LinkTo(const Place& dst) EXCLUDES(mu_);
   // rename() of this (temp or unfinished) file to `dst`: uploads it under dst.key first unless
-  // `dst_temp` (returns when durable; on failure the file is unchanged, kRejected). Moves it in
+  // `dst_temp` (returns when durable; on failure the file is unchanged, kRejected). Without
+  // `wait` (write_back) a whole chunk is renamed at once and kQueued under dst.key. Moves it in
   // LocalFiles; *replaced gets a different LocalFile that showed dst.key (to be discarded).
-  Outcome RenameTo(Place dst, bool dst_temp, bool no_replace, std::shared_ptr<LocalFile>* replaced)
-      EXCLUDES(mu_);
+  Outcome RenameTo(Place dst, bool dst_temp, bool no_replace, bool wait,
+                   std::shared_ptr<LocalFile>* replaced) EXCLUDES(mu_);
 
  private:
   LocalFile(const Env& env, int fd, std::string spool_path, Place place, bool temp);
-  Outcome CommitLocked() REQUIRES(mu_);
+  Outcome CommitLocked(bool wait) REQUIRES(mu_);
+  // Uploads the whole chunk as place_.key: kCommitted (kPublished) or kFailed (kDropped).
+  Outcome UploadLocked() REQUIRES(mu_);
   // The upload of these bytes as `key` succeeded: kCommitted, kPublished.
   Outcome CommittedLocked(const std::string& key, UploadOutcome up) REQUIRES(mu_);
   Outcome FailLocked(Status st) REQUIRES(mu_);
@@ -209,7 +227,10 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   State state_ GUARDED_BY(mu_) = State::kClean;
   Status failure_ GUARDED_BY(mu_);  // kFailed: why; kDiscarded: what a later call reports
   uint64_t size_ GUARDED_BY(mu_) = 0;
-  int handles_ GUARDED_BY(mu_) = 0;
+  // Open handles. Atomic, not under mu_: a reader attaches to (and leaves, unless it is the last
+  // handle) a file whose upload holds mu_ without waiting for it (write_back shows a chunk while it
+  // uploads). Changes that decide the file's end (the last release) happen under mu_.
+  std::atomic<int> handles_{0};
   std::optional<ObjectInfo> uploaded_ GUARDED_BY(mu_);  // kCommitted: the object
   // The CRC32C of the spool, folded from the writes as they come (uploads record it with the
   // object and the cache with the entry, without reading the spool again). Gives up on rewrites

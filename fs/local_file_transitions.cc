@@ -34,40 +34,62 @@ Status LocalFile::CheckWholeLocked(uint64_t size, const Place& place) const {
                                  " bytes is not a whole chunk (chunk sizes: " + allowed + ")");
 }
 
-LocalFile::Outcome LocalFile::Commit() {
+LocalFile::Outcome LocalFile::Commit(bool wait) {
   MutexLock l(&mu_);
   temp_orphaned_ = false;  // a live close: the temp file's writer (or a holder) is alive
-  return CommitLocked();
+  return CommitLocked(wait);
 }
 
-LocalFile::Outcome LocalFile::CommitLocked() {
+LocalFile::Outcome LocalFile::CommitLocked(bool wait) {
   Outcome out;
   if (state_ == State::kFailed) {
     out.status = failure_;
     return out;
   }
   // kAbandoned: a live process that shares the descriptor closes it after the dying one did.
-  if ((state_ != State::kDirty && state_ != State::kAbandoned) || temp_) return out;
+  // kQueued: accepted already; a waiting commit (fsync) stores it now instead of the queue.
+  const bool pending = state_ == State::kDirty || state_ == State::kAbandoned ||
+                       (wait && state_ == State::kQueued);
+  if (!pending || temp_) return out;
   Status st = CheckWholeLocked(size_, place_);
+  if (!st.ok()) return FailLocked(std::move(st));
+  if (!wait) {
+    // Write-back: the chunk is whole; the name shows it on this node from here on.
+    state_ = State::kQueued;
+    published_atomic_.store(true);
+    out.kind = Outcome::kQueued;
+    out.place = place_;
+    return out;
+  }
+  return UploadLocked();
+}
+
+LocalFile::Outcome LocalFile::UploadLocked() {
   // Parts sent while writing serve only if they still match this key and these bytes; otherwise
   // the early upload is aborted here (reset) and the spool uploads the normal way.
-  if (early_ && !(st.ok() && early_->key() == place_.key && early_->Usable(size_))) {
-    early_.reset();
+  if (early_ && !(early_->key() == place_.key && early_->Usable(size_))) early_.reset();
+  auto up = replaces_
+                ? env_.uploader->Replace(place_.key, fd_, size_, place_.display, SpoolCrcLocked())
+                : env_.uploader->Upload(place_.key, fd_, size_, place_.display,
+                                        /*no_replace=*/false, early_.get(), SpoolCrcLocked());
+  early_.reset();
+  if (!up.ok()) return FailLocked(up.status());  // the adapter logs the failed reply
+  Outcome out = CommittedLocked(place_.key, std::move(up).value());
+  out.place = place_;
+  return out;
+}
+
+LocalFile::Outcome LocalFile::UploadQueued(const std::function<void(const Outcome&)>& record) {
+  MutexLock l(&mu_);
+  Outcome out;
+  if (state_ != State::kQueued || temp_) return out;
+  out = UploadLocked();
+  record(out);
+  if (handles_ == 0 && state_ == State::kCommitted) {
+    env_.files->EraseIf(place_.key, this);  // recorded: the name resolves to the object now
+    MaybeAdoptLocked();
   }
-  if (st.ok()) {
-    auto up = replaces_
-                  ? env_.uploader->Replace(place_.key, fd_, size_, place_.display, SpoolCrcLocked())
-                  : env_.uploader->Upload(place_.key, fd_, size_, place_.display,
-                                          /*no_replace=*/false, early_.get(), SpoolCrcLocked());
-    early_.reset();
-    if (up.ok()) {
-      out = CommittedLocked(place_.key, std::move(up).value());
-      out.place = place_;
-      return out;
-    }
-    st = up.status();
-  }
-  return FailLocked(std::move(st));  // the adapter logs the failed reply with its cause
+  return out;
 }
 
 LocalFile::Outcome LocalFile::CommittedLocked(const std::string& key, UploadOutcome up) {
@@ -153,7 +175,7 @@ LocalFile::Outcome LocalFile::LinkTo(const Place& dst) {
   return out;
 }
 
-LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace,
+LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace, bool wait,
                                        std::shared_ptr<LocalFile>* replaced) {
   MutexLock l(&mu_);
   Outcome out;
@@ -161,7 +183,19 @@ LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace
     out.status = failure_;
     return out;
   }
-  if (!dst_temp) {
+  if (!dst_temp && !wait) {
+    // Write-back: a whole chunk is renamed at once and uploaded under the final name after.
+    early_.reset();  // parts sent under the old name
+    Status st = CheckWholeLocked(size_, dst);
+    if (!st.ok()) {
+      out.kind = Outcome::kRejected;
+      out.status = std::move(st);
+      return out;
+    }
+    state_ = State::kQueued;
+    published_atomic_.store(true);
+    out.kind = Outcome::kQueued;
+  } else if (!dst_temp) {
     // Upload under the final name; the rename returns only when the object is durable. On
     // failure the source stays as it was (POSIX: a failed rename changes nothing).
     early_.reset();  // parts sent under the old name
@@ -181,9 +215,15 @@ LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace
       return out;
     }
   }
+  if (dst_temp && state_ == State::kQueued) {
+    // Renamed to a temp name before its upload: local only again, never uploaded as that name.
+    state_ = State::kDirty;
+    published_atomic_.store(false);
+  }
   env_.files->EraseIf(place_.key, this);
-  // Open handles (or a temp name) keep it visible under the new name; otherwise the object is.
-  std::shared_ptr<LocalFile> prev = (dst_temp || handles_ > 0)
+  // Open handles (a temp name, a queued upload) keep it visible under the new name; otherwise the
+  // object is.
+  std::shared_ptr<LocalFile> prev = (dst_temp || handles_ > 0 || state_ == State::kQueued)
                                         ? env_.files->Put(dst.key, shared_from_this())
                                         : env_.files->Take(dst.key);
   if (prev.get() != this) *replaced = std::move(prev);

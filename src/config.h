@@ -102,6 +102,10 @@ struct KvfsConfig {
   bool subdirectories = DefaultFsOptions().subdirectories;
   // Send whole parts of a chunk while it is being written (multipart, completed at close).
   bool upload_while_writing = DefaultFsOptions().upload_while_writing;
+  // FsOptions::write_back: close() returns once the chunk is whole in the spool.
+  bool write_back = DefaultFsOptions().write_back;
+  int write_back_uploads = DefaultFsOptions().write_back_uploads;
+  uint64_t write_back_bytes = DefaultFsOptions().write_back_bytes;
 
   // --- The bounded shared tier (tier/, docs/bounded-tier.md); both 0: unbounded ---
   uint64_t store_capacity = 0;      // chunk bytes under the prefix, kept by all nodes together

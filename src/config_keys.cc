@@ -178,6 +178,14 @@ std::vector<ConfigKey> BuildTable() {
       "subdirectories", [](KvfsConfig & c) -> auto& { return c.subdirectories; }));
   t.push_back(BoolKey(
       "upload_while_writing", [](KvfsConfig & c) -> auto& { return c.upload_while_writing; }));
+  t.push_back(BoolKey(
+      "write_back", [](KvfsConfig & c) -> auto& { return c.write_back; }));
+  t.push_back(IntKey(
+      "write_back_uploads", [](KvfsConfig & c) -> auto& { return c.write_back_uploads; }, 1,
+      256));
+  t.push_back(SizeKey(
+      "write_back_bytes", [](KvfsConfig & c) -> auto& { return c.write_back_bytes; }, 1 << 20,
+      kMaxSize));
   // The bounded shared tier.
   t.push_back(SizeKey(
       "store_capacity", [](KvfsConfig & c) -> auto& { return c.store_capacity; }, 0, kMaxSize));

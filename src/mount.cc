@@ -58,6 +58,9 @@ FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix) {
   o.fanout_hex_chars = c.fanout;
   o.subdirectories = c.subdirectories;
   o.upload_while_writing = c.upload_while_writing;
+  o.write_back = c.write_back;
+  o.write_back_uploads = c.write_back_uploads;
+  o.write_back_bytes = c.write_back_bytes;
   o.page_cache = c.page_cache;
   o.passthrough = c.passthrough;
   o.statfs_total_bytes = c.statfs_size != 0 ? c.statfs_size : c.cache_size;
@@ -134,7 +137,8 @@ std::function<std::string()> MountStack::StatsText() const {
   return [reader = cached_reader, cache = cache.get(), store = store.get(), fs = fs.get(),
           feed = feed.get(), tier = tier.get()] {
     std::string out = FormatStats(reader->Stats(), cache->Stats(), store->Stats(),
-                                  fs->LookupStatsNow(), feed ? feed->Stats() : FeedStats{});
+                                  fs->LookupStatsNow(), feed ? feed->Stats() : FeedStats{},
+                                  fs->WriteBackStatsNow());
     if (tier != nullptr) out += tier->StatsText();
     return out;
   };
@@ -145,7 +149,8 @@ std::function<std::string()> MountStack::PrometheusText() const {
   return [reader = cached_reader, cache = cache.get(), store = store.get(), metered = metered,
           fs = fs.get(), feed = feed.get(), tier = tier.get()] {
     std::string out = FormatPrometheus(reader->Stats(), cache->Stats(), store->Stats(),
-                                       fs->LookupStatsNow(), feed ? feed->Stats() : FeedStats{});
+                                       fs->LookupStatsNow(), feed ? feed->Stats() : FeedStats{},
+                                  fs->WriteBackStatsNow());
     if (metered != nullptr) out += metered->Prometheus();
     if (tier != nullptr) out += tier->Prometheus();
     return out;
@@ -311,6 +316,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   }
   spdlog::info("kvfs: unmounted {}; finishing", cmd.mountpoint);
   cleanup.Join();
+  stack.fs->DrainWriteBack();  // chunks whose close() returned: stored before anything stops
   metrics.Stop();                      // its renderer reads the stack
   stack.tier.reset();                  // its last use record, the lease handed on; it calls into fs
   if (stack.feed) stack.feed->Stop();  // announces the last stores; it calls into fs

@@ -21,16 +21,20 @@ struct StatField {
 #define KVFS_STORE_FIELD(field, name, kind) {name, StatKind::kind, &StoreStats::field},
 #define KVFS_LOOKUP_FIELD(field, name, kind) {name, StatKind::kind, &LookupStats::field},
 #define KVFS_FEED_FIELD(field, name, kind) {name, StatKind::kind, &FeedStats::field},
+#define KVFS_WRITE_BACK_FIELD(field, name, kind) {name, StatKind::kind, &WriteBackStats::field},
 constexpr StatField<ReaderStats> kReaderFields[] = {KVFS_READER_STATS(KVFS_READER_FIELD)};
 constexpr StatField<CacheStats> kCacheFields[] = {KVFS_CACHE_STATS(KVFS_CACHE_FIELD)};
 constexpr StatField<StoreStats> kStoreFields[] = {KVFS_STORE_STATS(KVFS_STORE_FIELD)};
 constexpr StatField<LookupStats> kLookupFields[] = {KVFS_LOOKUP_STATS(KVFS_LOOKUP_FIELD)};
 constexpr StatField<FeedStats> kFeedFields[] = {KVFS_FEED_STATS(KVFS_FEED_FIELD)};
+constexpr StatField<WriteBackStats> kWriteBackFields[] = {
+    KVFS_WRITE_BACK_STATS(KVFS_WRITE_BACK_FIELD)};
 #undef KVFS_READER_FIELD
 #undef KVFS_CACHE_FIELD
 #undef KVFS_STORE_FIELD
 #undef KVFS_LOOKUP_FIELD
 #undef KVFS_FEED_FIELD
+#undef KVFS_WRITE_BACK_FIELD
 
 template <typename Stats, size_t N>
 void AppendRows(const Stats& stats, const StatField<Stats> (&fields)[N],
@@ -44,29 +48,33 @@ void AppendRows(const Stats& stats, const StatField<Stats> (&fields)[N],
 }  // namespace
 
 std::vector<StatRow> StatRows(const ReaderStats& r, const CacheStats& c, const StoreStats& s,
-                              const LookupStats& l, const FeedStats& f) {
+                              const LookupStats& l, const FeedStats& f,
+                              const WriteBackStats& w) {
   std::vector<StatRow> rows;
   AppendRows(r, kReaderFields, &rows);
   AppendRows(c, kCacheFields, &rows);
   AppendRows(s, kStoreFields, &rows);
   AppendRows(l, kLookupFields, &rows);
   AppendRows(f, kFeedFields, &rows);
+  AppendRows(w, kWriteBackFields, &rows);
   return rows;
 }
 
 std::string FormatStats(const ReaderStats& r, const CacheStats& c, const StoreStats& s,
-                        const LookupStats& l, const FeedStats& f) {
+                        const LookupStats& l, const FeedStats& f,
+                              const WriteBackStats& w) {
   std::string out;
-  for (const StatRow& row : StatRows(r, c, s, l, f)) {
+  for (const StatRow& row : StatRows(r, c, s, l, f, w)) {
     out += row.name + " " + std::to_string(row.value) + "\n";
   }
   return out;
 }
 
 std::string FormatPrometheus(const ReaderStats& r, const CacheStats& c, const StoreStats& s,
-                             const LookupStats& l, const FeedStats& f) {
+                             const LookupStats& l, const FeedStats& f,
+                              const WriteBackStats& w) {
   std::string out;
-  for (const StatRow& row : StatRows(r, c, s, l, f)) {
+  for (const StatRow& row : StatRows(r, c, s, l, f, w)) {
     // Prometheus names counters ..._total.
     const std::string name = row.gauge ? row.name : row.name + "_total";
     out += "# TYPE " + name + (row.gauge ? " gauge\n" : " counter\n");

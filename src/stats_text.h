@@ -13,6 +13,7 @@
 
 #include "cache/chunk_cache.h"
 #include "fs/feed_stats.h"
+#include "fs/write_back_stats.h"
 #include "fs/lookup_stats.h"
 #include "fs/read/cached_reader.h"
 #include "objstore/object_store.h"
@@ -27,15 +28,15 @@ struct StatRow {
 // Every statistic of a mount, in the order `kvfs stats` prints them.
 std::vector<StatRow> StatRows(const ReaderStats& reader, const CacheStats& cache,
                               const StoreStats& store, const LookupStats& lookups,
-                              const FeedStats& feed);
+                              const FeedStats& feed, const WriteBackStats& write_back);
 
 std::string FormatStats(const ReaderStats& reader, const CacheStats& cache, const StoreStats& store,
-                        const LookupStats& lookups, const FeedStats& feed);
+                        const LookupStats& lookups, const FeedStats& feed, const WriteBackStats& write_back);
 
 // The same statistics in the Prometheus text format (metrics_listen): counters get the _total
 // suffix, gauges (kGauge in their lists) keep their names.
 std::string FormatPrometheus(const ReaderStats& reader, const CacheStats& cache,
                              const StoreStats& store, const LookupStats& lookups,
-                             const FeedStats& feed);
+                             const FeedStats& feed, const WriteBackStats& write_back);
 
 }  // namespace kvfs

@@ -971,7 +971,82 @@ def case_metrics(ctx):
     a.unmount()
 
 
-CASES = [("replay", case_replay), ("two_nodes", case_two_nodes), ("restart", case_restart),
+def case_write_back(ctx):
+    """write_back: close() and rename() return before the upload, the chunk reads back on the
+    writing node at once and on another node once stored; fsync() waits for the store; an
+    unmount and a SIGTERM store every chunk whose close() returned."""
+    store = ctx.store()
+    wb = {"write_back": "true"}
+    a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), wb, name="A")
+    b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="B (defaults)")
+    want = {}
+    # LMCache's fs adapter and vLLM's tier: a temp file written and closed, then renamed.
+    for i in range(12):
+        name = "wb-%02d.data" % i
+        data = chunk("wb-%d" % i, (2 + i % 3) * MIB + i)
+        tmp = os.path.join(a.mnt, name + ".tmp")
+        write_chunk(a.mnt, name + ".tmp", data)
+        os.rename(tmp, os.path.join(a.mnt, name))
+        assert read_direct(os.path.join(a.mnt, name)) == data, "A reads %s differently" % name
+        want[name] = sha(data)
+    ok("12 chunks renamed into place read back byte-exact on A at once")
+    # fsync(): the object is in the store when it returns.
+    data = chunk("wb-fsync", 3 * MIB)
+    fd = os.open(os.path.join(a.mnt, "synced.data"), os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+    os.write(fd, data)
+    os.fsync(fd)
+    assert "synced.data" in store.objects(), "fsync returned before the object was stored"
+    os.close(fd)
+    want["synced.data"] = sha(data)
+    ok("fsync() returned with the object in the store")
+    deadline = time.time() + STEP_TIMEOUT
+    while a.stats()["kvfs_write_back_pending"] > 0:
+        assert time.time() < deadline, "write-back uploads still pending after %ds" % STEP_TIMEOUT
+        time.sleep(0.05)
+    s = a.stats()
+    assert s["kvfs_write_back_queued"] >= 12 and s["kvfs_write_back_failed"] == 0, s
+    for name, digest in want.items():
+        path = os.path.join(b.mnt, name)
+        deadline = time.time() + 5
+        while not os.path.exists(path):
+            assert time.time() < deadline, "B does not see %s after its upload" % name
+            time.sleep(0.1)
+        assert sha(read_direct(path)) == digest, "B reads %s differently" % name
+    ok("B reads every chunk byte-exact once A's uploads ended (%d queued, 0 failed)"
+       % s["kvfs_write_back_queued"])
+    # Unmount right after the closes: the daemon stores them before it exits.
+    for i in range(8):
+        name = "late-%d.data" % i
+        data = chunk("late-%d" % i, 4 * MIB + i)
+        write_chunk(a.mnt, name, data)
+        want[name] = sha(data)
+    a.unmount()
+    check_store(store, want)
+    ok("unmount right after 8 closes: all stored before the daemon exited")
+    # SIGTERM (a container runtime stopping the daemon) right after the closes.
+    a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a2"), wb, name="A again")
+    for i in range(8):
+        name = "term-%d.data" % i
+        data = chunk("term-%d" % i, 4 * MIB + i)
+        write_chunk(a.mnt, name, data)
+        want[name] = sha(data)
+    ctx.daemons.remove(a)
+    os.kill(a.pid, 15)
+    deadline = time.time() + STEP_TIMEOUT
+    while True:
+        pid, st = os.waitpid(a.pid, os.WNOHANG)
+        if pid == a.pid:
+            break
+        assert time.time() < deadline, "daemon did not exit after SIGTERM"
+        time.sleep(0.05)
+    subprocess.run(["fusermount3", "-uz", a.mnt], capture_output=True)
+    b.unmount()
+    check_store(store, want)
+    ok("SIGTERM right after 8 closes: all stored before the daemon exited")
+
+
+CASES = [("replay", case_replay), ("two_nodes", case_two_nodes), ("write_back", case_write_back),
+         ("restart", case_restart),
          ("memory", case_memory), ("bad_inputs", case_bad_inputs), ("fstab", case_fstab),
          ("warm", case_warm), ("disk_full", case_disk_full),
          ("daemon_crash", case_daemon_crash), ("metrics", case_metrics),

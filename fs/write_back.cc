@@ -1,0 +1,42 @@
+#include "fs/write_back.h"
+
+namespace kvfs {
+
+WriteBack::WriteBack(int uploads, uint64_t max_bytes) : max_bytes_(max_bytes), pool_(uploads) {}
+
+WriteBack::~WriteBack() { Drain(); }
+
+void WriteBack::Submit(uint64_t bytes, std::function<bool()> upload) {
+  {
+    MutexLock l(&mu_);
+    if (pending_ > 0 && pending_bytes_ + bytes > max_bytes_) {
+      ++counters_.waits;
+      room_.Wait(&mu_, [&]() REQUIRES(mu_) {
+        return pending_ == 0 || pending_bytes_ + bytes <= max_bytes_;
+      });
+    }
+    pending_bytes_ += bytes;
+    ++pending_;
+    counters_.pending.store(pending_);
+    counters_.pending_bytes.store(pending_bytes_);
+  }
+  ++counters_.queued;
+  pool_.Post([this, bytes, upload = std::move(upload)] {
+    const bool stored = upload();
+    ++(stored ? counters_.uploaded : counters_.failed);
+    // Signal under the lock: Drain's caller may destroy this queue as soon as it sees zero.
+    MutexLock l(&mu_);
+    pending_bytes_ -= bytes;
+    --pending_;
+    counters_.pending.store(pending_);
+    counters_.pending_bytes.store(pending_bytes_);
+    room_.SignalAll();
+  });
+}
+
+void WriteBack::Drain() {
+  MutexLock l(&mu_);
+  room_.Wait(&mu_, [this]() REQUIRES(mu_) { return pending_ == 0; });
+}
+
+}  // namespace kvfs

@@ -1,0 +1,43 @@
+// WriteBack: the uploads that run after close() has returned (FsOptions::write_back). A whole
+// chunk is accepted into the spool at close() or rename(); its upload is queued here and runs on
+// one of `uploads` threads. At most `max_bytes` of chunks wait or upload at once: a close that
+// would pass it waits for room (the push-back on writers), so the spool and the store's backlog
+// stay bounded. Drain() (unmount, SIGTERM) waits until every queued upload has ended.
+//
+// Thread-safety: thread-safe. mu_ is a leaf: tasks run without it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
+#include "fs/read/work_pool.h"
+#include "fs/write_back_stats.h"
+
+namespace kvfs {
+
+class WriteBack {
+ public:
+  WriteBack(int uploads, uint64_t max_bytes);
+  ~WriteBack();  // Drain(), then the threads end
+
+  // Queues `upload` (a chunk of `bytes`); waits first while other uploads hold max_bytes (one
+  // upload alone may be larger). `upload` returns whether the chunk was stored (counted).
+  void Submit(uint64_t bytes, std::function<bool()> upload) EXCLUDES(mu_);
+  // Waits until no upload is queued or running.
+  void Drain() EXCLUDES(mu_);
+
+  WriteBackStats Stats() const { return counters_.Snapshot(); }
+
+ private:
+  const uint64_t max_bytes_;
+  WriteBackCounters counters_;
+  Mutex mu_;
+  CondVar room_;  // signalled when an upload ends
+  uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;
+  uint64_t pending_ GUARDED_BY(mu_) = 0;
+  WorkPool pool_;  // last: its threads end first
+};
+
+}  // namespace kvfs

@@ -1,0 +1,39 @@
+// The write-back queue's statistics (fs/write_back.h): one list (base/stat_list.h says how lists
+// work), from which WriteBackStats and its lines in `kvfs stats` and the Prometheus endpoint are
+// made.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "base/stat_list.h"
+
+namespace kvfs {
+
+// X(field, "name in kvfs stats", kind)
+#define KVFS_WRITE_BACK_STATS(X)                                                                 \
+  X(queued, "kvfs_write_back_queued", kCounter) /* chunks whose close() returned before upload */ \
+  X(uploaded, "kvfs_write_back_uploaded", kCounter) /* ... and whose upload then succeeded */     \
+  /* ... and whose upload failed after close() had returned 0: the chunk is not stored (logged) */ \
+  X(failed, "kvfs_write_back_failed", kCounter)                                                  \
+  X(pending, "kvfs_write_back_pending", kGauge) /* queued or uploading now */                     \
+  X(pending_bytes, "kvfs_write_back_pending_bytes", kGauge)                                      \
+  /* closes that waited for room because write_back_bytes were pending (the push-back) */         \
+  X(waits, "kvfs_write_back_waits", kCounter)
+
+struct WriteBackStats {
+  KVFS_WRITE_BACK_STATS(KVFS_STAT_VALUE)
+};
+
+// The counters the queue counts in. Thread-safe (atomics).
+struct WriteBackCounters {
+  KVFS_WRITE_BACK_STATS(KVFS_STAT_ATOMIC)
+
+  WriteBackStats Snapshot() const {
+    WriteBackStats out;
+    KVFS_WRITE_BACK_STATS(KVFS_STAT_LOAD)
+    return out;
+  }
+};
+
+}  // namespace kvfs

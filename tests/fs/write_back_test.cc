@@ -1,0 +1,215 @@
+// write_back: close() and rename() of a whole chunk return before its upload; the chunk is shown
+// on this node at once, stored by the write-back threads, waited for by fsync(), O_SYNC opens and
+// unmount; a partial chunk is still refused at close; a failed background upload drops the name
+// and fsync reports it; writers wait when write_back_bytes are pending. The store's PUTs are held
+// at a gate (GatedStore) where "not yet uploaded" must be a state, not a race.
+#include <fcntl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "tests/fakes/fault_store.h"
+#include "tests/fs/fs_test_util.h"
+
+namespace kvfs {
+namespace {
+
+using std::chrono::milliseconds;
+
+// PUTs wait until the test opens the gate: "an upload is running" is a state, not a race.
+class GatedStore : public StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
+                PutCallback done) override {
+    {
+      MutexLock l(&mu_);
+      cv_.Wait(&mu_, [this]() REQUIRES(mu_) { return open_; });
+    }
+    StoreWrapper::PutAsync(key, body, opts, std::move(done));
+  }
+  void Open() {
+    MutexLock l(&mu_);
+    open_ = true;
+    cv_.SignalAll();
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  bool open_ GUARDED_BY(mu_) = false;
+};
+
+class WriteBackTest : public FsTestBase {
+ protected:
+  void SetUp() override {
+    FsTestBase::SetUp();
+    faults_ = std::make_shared<FaultStore>(mem_);
+    store_ = faults_;
+    options_.subdirectories = false;
+    options_.write_back = true;
+  }
+  bool Stored(const std::string& name) const {
+    auto keys = mem_->Keys();
+    return std::find(keys.begin(), keys.end(), "p/" + name) != keys.end();
+  }
+  std::shared_ptr<FaultStore> faults_;
+};
+
+TEST_F(WriteBackTest, CloseReturnsBeforeTheUploadAndTheChunkIsShownHereAtOnce) {
+  auto gate = std::make_shared<GatedStore>(mem_);
+  store_ = gate;
+  Mount();
+  ASSERT_TRUE(WriteFile("a.bin", "whole chunk").ok());
+  EXPECT_FALSE(Stored("a.bin")) << "close() waited for the upload";
+  auto e = fs_->Lookup(1, "a.bin", nullptr, /*pid=*/0);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_NE(e->attr.ino, 0u);
+  EXPECT_EQ(e->attr.size, 11u);
+  // Opened and read while its upload waits at the gate. (The last handle's release waits for
+  // the upload: the kernel sends it after close() has returned.)
+  auto o = fs_->Open(e->attr.ino, O_RDONLY);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  std::string buf(64, '\0');
+  auto n = fs_->Read(o->fh, 0, buf.size(), buf.data());
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(buf.substr(0, *n), "whole chunk");
+  gate->Open();
+  ASSERT_TRUE(fs_->Release(o->fh).ok());
+  fs_->DrainWriteBack();
+  EXPECT_TRUE(Stored("a.bin"));
+  WriteBackStats s = fs_->WriteBackStatsNow();
+  EXPECT_EQ(s.queued, 1u);
+  EXPECT_EQ(s.uploaded, 1u);
+  EXPECT_EQ(s.pending, 0u);
+  EXPECT_EQ(fs_->LocalFileCount(), 0u) << "a stored chunk leaves the local files";
+  auto again = ReadFile("a.bin");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, "whole chunk");
+}
+
+TEST_F(WriteBackTest, FsyncWaitsForTheStore) {
+  faults_->SetDelay(StoreOp::kPut, milliseconds(300));
+  Mount();
+  uint64_t fh = CreateForWrite("b.bin");
+  WriteAt(fh, 0, "bytes");
+  ASSERT_TRUE(fs_->Flush(fh).ok());
+  ASSERT_TRUE(fs_->Fsync(fh).ok());
+  EXPECT_TRUE(Stored("b.bin")) << "fsync returned before the object was stored";
+  ASSERT_TRUE(fs_->Release(fh).ok());
+  fs_->DrainWriteBack();
+  EXPECT_EQ(mem_->Calls(StoreOp::kPut), 1u) << "the queued upload ran again after fsync's";
+}
+
+TEST_F(WriteBackTest, AnOSyncDescriptorsCloseWaits) {
+  faults_->SetDelay(StoreOp::kPut, milliseconds(300));
+  Mount();
+  auto cr = fs_->CreateFile(1, "s.bin", O_CREAT | O_WRONLY | O_TRUNC | O_SYNC);
+  ASSERT_TRUE(cr.ok());
+  WriteAt(cr->second.fh, 0, "sync");
+  ASSERT_TRUE(CloseHandle(cr->second.fh).ok());
+  EXPECT_TRUE(Stored("s.bin"));
+  EXPECT_EQ(fs_->WriteBackStatsNow().queued, 0u);
+}
+
+TEST_F(WriteBackTest, APartialChunkIsStillRefusedAtClose) {
+  options_.chunk_sizes = {8};
+  Mount();
+  Status st = WriteFile("p.bin", "short");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  fs_->DrainWriteBack();
+  EXPECT_FALSE(Stored("p.bin"));
+  EXPECT_FALSE(fs_->Lookup(1, "p.bin").ok());
+}
+
+TEST_F(WriteBackTest, ARenamedTempFileIsUploadedUnderItsFinalNameOnly) {
+  auto gate = std::make_shared<GatedStore>(mem_);
+  store_ = gate;
+  Mount();
+  ASSERT_TRUE(WriteFile("c.bin.tmp", "renamed").ok());
+  ASSERT_TRUE(fs_->Rename(1, "c.bin.tmp", 1, "c.bin", 0).ok());
+  EXPECT_FALSE(Stored("c.bin")) << "rename waited for the upload";
+  auto e = fs_->Lookup(1, "c.bin");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->attr.size, 7u);
+  EXPECT_FALSE(fs_->Lookup(1, "c.bin.tmp").ok());
+  gate->Open();
+  fs_->DrainWriteBack();
+  auto r = ReadFile("c.bin");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, "renamed");
+  EXPECT_TRUE(Stored("c.bin"));
+  EXPECT_EQ(mem_->Keys().size(), 1u);
+}
+
+TEST_F(WriteBackTest, AFailedUploadDropsTheNameAndFsyncReportsIt) {
+  faults_->InjectError(StoreOp::kPut, {Status::Unavailable("injected"), FaultStore::kForever});
+  Mount();
+  uint64_t fh = CreateForWrite("f.bin");
+  WriteAt(fh, 0, "lost");
+  ASSERT_TRUE(fs_->Flush(fh).ok()) << "close accepted the whole chunk";
+  fs_->DrainWriteBack();
+  EXPECT_EQ(fs_->WriteBackStatsNow().failed, 1u);
+  EXPECT_EQ(fs_->Fsync(fh).code(), StatusCode::kIoError);
+  fs_->Release(fh);
+  EXPECT_EQ(fs_->Lookup(1, "f.bin").status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(Stored("f.bin"));
+}
+
+TEST_F(WriteBackTest, AChunkUnlinkedBeforeItsUploadIsNeverStored) {
+  options_.write_back_uploads = 1;
+  auto gate = std::make_shared<GatedStore>(mem_);
+  store_ = gate;
+  Mount();
+  ASSERT_TRUE(WriteFile("first.bin", "one").ok());  // holds the only upload thread at the gate
+  ASSERT_TRUE(WriteFile("second.bin", "two").ok());
+  ASSERT_TRUE(fs_->Unlink(1, "second.bin").ok());
+  EXPECT_EQ(fs_->Lookup(1, "second.bin").status().code(), StatusCode::kNotFound);
+  gate->Open();
+  fs_->DrainWriteBack();
+  EXPECT_TRUE(Stored("first.bin"));
+  EXPECT_FALSE(Stored("second.bin"));
+}
+
+TEST_F(WriteBackTest, WritersWaitWhileWriteBackBytesArePending) {
+  options_.write_back_uploads = 4;
+  options_.write_back_bytes = 1000;
+  auto gate = std::make_shared<GatedStore>(mem_);
+  store_ = gate;
+  Mount();
+  const std::string chunk(600, 'x');
+  ASSERT_TRUE(WriteFile("0.bin", chunk).ok());  // pending at the gate: 600 of 1000 bytes
+  Status second;
+  std::thread writer([&] { second = WriteFile("1.bin", chunk); });
+  while (fs_->WriteBackStatsNow().waits == 0) std::this_thread::sleep_for(milliseconds(1));
+  WriteBackStats s = fs_->WriteBackStatsNow();
+  EXPECT_EQ(s.pending, 1u) << "the second close queued past the bound";
+  EXPECT_EQ(s.pending_bytes, 600u);
+  gate->Open();
+  writer.join();
+  EXPECT_TRUE(second.ok()) << second.ToString();
+  fs_->DrainWriteBack();
+  EXPECT_TRUE(Stored("0.bin"));
+  EXPECT_TRUE(Stored("1.bin"));
+}
+
+TEST_F(WriteBackTest, ShutdownStoresWhatCloseAccepted) {
+  faults_->SetDelay(StoreOp::kPut, milliseconds(200));
+  Mount();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(WriteFile("d" + std::to_string(i) + ".bin", "x").ok());
+  fs_.reset();
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(Stored("d" + std::to_string(i) + ".bin"));
+}
+
+TEST_F(WriteBackTest, OffByDefault) {
+  EXPECT_FALSE(DefaultFsOptions().write_back);
+  options_.write_back = false;
+  faults_->SetDelay(StoreOp::kPut, milliseconds(200));
+  Mount();
+  ASSERT_TRUE(WriteFile("w.bin", "durable").ok());
+  EXPECT_TRUE(Stored("w.bin")) << "close() returned before the object was durable";
+}
+
+}  // namespace
+}  // namespace kvfs
