@@ -21,8 +21,9 @@ What runs (the engine's own classes, installed by tests/engines/venv.sh, nothing
 Rows, per repetition (each repetition stores new keys):
   store            the chunks stored (kvfs: until the last close; the daemon's flush after that
                    is recorded as flush_s in the JSON lines)
-  store, durable   kvfs: until the last close and the daemon's exit at unmount (flush_s), which
-                   waits for every upload: the same point as the s3 adapter's store
+  store, durable   kvfs: until the last close and then until the daemon holds no upload
+                   accepted at a close (write_back; its kvfs_write_back_pending statistic): the
+                   same point as the s3 adapter's store; CPU: the daemon's to that point
   cold load        s3: GETs; kvfs: remounted with an empty cache dir, page cache dropped
   load after kvfs restart (hits)
                    kvfs: remounted keeping its cache dir, page cache dropped: served from the
@@ -142,6 +143,17 @@ def worker(a):
                            "lookup" if mode == "lookup_miss" else "load", batches)
                  for _ in range(rounds))
         t1, c1, d1 = time.perf_counter(), proc_cpu(os.getpid()), daemon and proc_cpu(daemon)
+        t2, d2 = t1, d1
+        if mode == "store" and daemon:
+            # Until the daemon holds no upload accepted at a close (write_back): the point where
+            # the s3 adapter's store ends. The daemon's statistics are an xattr of the mount root.
+            while True:
+                stats = dict(ln.split() for ln in os.getxattr(
+                    a["base_path"], "user.kvfs.stats").decode().splitlines() if ln.strip())
+                if int(stats.get("kvfs_write_back_pending", 0)) == 0:
+                    break
+                time.sleep(0.002)
+            t2, d2 = time.perf_counter(), proc_cpu(daemon)
         bad = 0
         if mode == "load":
             for i, o in enumerate(objs):
@@ -150,7 +162,10 @@ def worker(a):
         out = {"ok": ok, "expected": 0 if mode == "lookup_miss" else n, "verify_errors": bad,
                "seconds": t1 - t0, "engine_cpu_s": c1 - c0,
                "daemon_cpu_s": (d1 - d0) if daemon and d0 is not None and d1 is not None
-               else 0.0, "ops": n * rounds, "bytes": 0 if mode == "lookup_miss" else n * size}
+               else 0.0, "ops": n * rounds, "bytes": 0 if mode == "lookup_miss" else n * size,
+               "durable_seconds": t2 - t0,
+               "durable_daemon_cpu_s": (d2 - d0) if daemon and d0 is not None and d2 is not None
+               else 0.0}
     finally:
         adapter.close()
     print("RESULT " + json.dumps(out), flush=True)
@@ -159,13 +174,6 @@ def worker(a):
 # ----------------------------------------------------------------------------------------------
 # Orchestrator: RGW, hosts line, kvfs mounts, workers, table. python3 stdlib only.
 # ----------------------------------------------------------------------------------------------
-
-def proc_cpu(pid):
-    """utime+stime of a process in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
 
 def log(msg):
     print(f"[lmcache_s3_vs_fs {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
@@ -264,20 +272,11 @@ class Bench:
         t0 = time.perf_counter()
         if os.path.ismount(self.mnt):
             subprocess.run(["fusermount3", "-u", self.mnt], capture_output=True)
-        # wait4: the daemon's whole CPU, its uploads after the last close included.
-        self.daemon_cpu_total = None
-        deadline = time.time() + 300
-        while True:
-            pid, _, ru = os.wait4(self.daemon.pid, os.WNOHANG)
-            if pid == self.daemon.pid:
-                self.daemon.returncode = 0  # reaped here, not by Popen
-                self.daemon_cpu_total = ru.ru_utime + ru.ru_stime
-                break
-            if time.time() > deadline:
-                self.daemon.kill()
-                self.daemon.wait()
-                break
-            time.sleep(0.01)
+        try:
+            self.daemon.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            self.daemon.kill()
+            self.daemon.wait()
         if os.path.ismount(self.mnt):
             subprocess.run(["umount", "-l", self.mnt], capture_output=True)
         self.daemon = None
@@ -345,12 +344,10 @@ class Bench:
     def rep_kvfs(self, r, model, miss, name="kvfs", extra=""):
         log(f"rep {r}: fs adapter on kvfs ({name}: {extra or 'defaults'})")
         self.mount(wipe_cache=True, extra=extra)
-        cpu0 = proc_cpu(self.daemon.pid)
         rec = self.run(name, r, "store", "store", model)
         rec["flush_s"] = self.unmount()
-        durable = dict(rec, phase="store_durable", seconds=rec["seconds"] + rec["flush_s"])
-        if self.daemon_cpu_total is not None:
-            durable["daemon_cpu_s"] = self.daemon_cpu_total - cpu0
+        durable = dict(rec, phase="store_durable", seconds=rec["durable_seconds"],
+                       daemon_cpu_s=rec["durable_daemon_cpu_s"])
         self.records.append(durable)
         self.drop_caches()
         self.mount(wipe_cache=True, extra=extra)

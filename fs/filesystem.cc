@@ -72,7 +72,9 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
                                                 }}
                                  : ProcessProbe{}),
       unlinked_(UnlinkedNames::kDefaultMaxEntries),
-      write_back_(options_.write_back_uploads, options_.write_back_bytes) {
+      write_back_(options_.write_back ? std::make_unique<WriteBack>(options_.write_back_uploads,
+                                                                    options_.write_back_bytes)
+                                      : nullptr) {
   if (!probe_.exiting) {
     spdlog::warn(
         "kvfs: /proc does not show this daemon's own pid namespace: closes by dying processes "

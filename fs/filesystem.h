@@ -222,7 +222,9 @@ class Filesystem {
   size_t LocalFileCount() const;
   // Waits until every chunk accepted by write_back is uploaded (or failed): before unmount.
   void DrainWriteBack();
-  WriteBackStats WriteBackStatsNow() const { return write_back_.Stats(); }
+  WriteBackStats WriteBackStatsNow() const {
+    return write_back_ ? write_back_->Stats() : WriteBackStats{};
+  }
 
  private:
   using Handle = FileHandle;
@@ -321,9 +323,9 @@ class Filesystem {
   LocalFiles local_files_;           // what each key being written shows
   UnlinkedNames unlinked_;           // names unlinked here under unlink_policy local
   HandleTable handles_;              // open files and directories
-  // Uploads after close() returned (write_back). Last: destroyed first, so that the uploads it
-  // drains still find everything they record into.
-  WriteBack write_back_;
+  // Uploads after close() returned; null unless write_back (its threads cost memory). Last:
+  // destroyed first, so that the uploads it drains still find everything they record into.
+  const std::unique_ptr<WriteBack> write_back_;
 };
 
 }  // namespace kvfs

@@ -25,9 +25,10 @@ void Filesystem::Apply(const LocalFile::Outcome& out, const std::shared_ptr<Loca
     case LocalFile::Outcome::kRejected:
       return;
     case LocalFile::Outcome::kQueued: {
-      if (lf == nullptr) return;  // a waiting caller: cannot happen
+      // Only write_back queues (Commit and RenameTo without waiting).
+      if (lf == nullptr || write_back_ == nullptr) return;
       // Held by the task until it has run: the handles may all be released before.
-      write_back_.Submit(lf->size_now(), [this, lf] {
+      write_back_->Submit(lf->size_now(), [this, lf] {
         LocalFile::Outcome up = lf->UploadQueued([this](const LocalFile::Outcome& o) { Apply(o); });
         if (up.kind == LocalFile::Outcome::kDropped) {
           spdlog::error(
@@ -165,12 +166,13 @@ Status Filesystem::Fsync(uint64_t fh, pid_t pid) {
 }
 
 void Filesystem::DrainWriteBack() {
-  const WriteBackStats s = write_back_.Stats();
+  if (write_back_ == nullptr) return;
+  const WriteBackStats s = write_back_->Stats();
   if (s.pending > 0) {
     spdlog::info("kvfs: waiting for {} chunk upload(s) accepted at close() ({} bytes)", s.pending,
                  s.pending_bytes);
   }
-  write_back_.Drain();
+  write_back_->Drain();
 }
 
 Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait, bool closing) {

@@ -36,6 +36,10 @@ import daemon_test as dt  # noqa: E402 - the suite's mount and bucket helpers
 # keeps the default, local, which keeps the object for the other nodes.
 MOUNT_OPTS = {"cache_size": "8GiB"}
 REMOTE_UNLINK_OPTS = dict(MOUNT_OPTS, unlink_policy="remote")
+# Node W: the defaults plus write_back (close and rename return before the upload), for the disk
+# tiers' own tests of storing and loading through the mount.
+WRITE_BACK_OPTS = dict(MOUNT_OPTS, write_back="true")
+NODE_OPTS = {"A": MOUNT_OPTS, "B": MOUNT_OPTS, "W": WRITE_BACK_OPTS}
 TEMP_PATTERNS = ["*.tmp", "*.tmp.*", "*.tmp[0-9a-f]*"]  # kvfs's default temp_patterns
 DAEMON_PIDS = []  # the kvfs daemons: children of this subreaper that kill_orphans keeps
 
@@ -62,6 +66,14 @@ GROUPS = [
         "tests/v1/internal_api_server/test_load_fs_chunks.py",
         "tests/v1/distributed/test_memory_capacity.py",
         "tests/v1/distributed/test_native_connector_l2_adapter.py",
+    ]),
+    ("disk-tiers-write-back", "W", 300, {}, [
+        "tests/v1/distributed/test_fs_l2_adapter_delete.py",
+        "tests/v1/distributed/test_fs_l2_adapter_keys.py",
+        "tests/v1/storage_backend/test_fs_connector.py",
+        "tests/v1/storage_backend/test_local_disk_backend.py",
+        "tests/v1/distributed/serde/test_serde_fs_e2e.py",
+        "tests/v1/internal_api_server/test_load_fs_chunks.py",
     ]),
     ("nixl", "B", 300, {}, [
         "tests/v1/storage_backend/test_nixl_shared_pool.py",
@@ -337,12 +349,20 @@ def run_all(py, args, only, ctx, work, tally):
         store = ctx.store()  # a fresh bucket, removed at the end
         say("bucket %s on %s, kvfs %s" % (store.bucket, store.endpoint, args.kvfs))
         nodes = {n: dt.Daemon(ctx, store, ctx.path("mnt-" + n), ctx.path("cache-" + n),
-                              MOUNT_OPTS, name=n) for n in ("A", "B")}
+                              o, name=n) for n, o in NODE_OPTS.items()}
         DAEMON_PIDS.extend(d.pid for d in nodes.values())
         for name, node, limit, env, files in GROUPS:
             if not only or name in only:
                 run_group(py, args.sdist, work, name, node, nodes[node].mnt, limit, env, files,
                           tally)
+        if not only or "disk-tiers-write-back" in only:
+            def wrote_back(w=nodes["W"]):
+                s = w.stats()
+                assert s["kvfs_write_back_queued"] > 0 and s["kvfs_write_back_failed"] == 0, (
+                    "node W: %d chunks queued, %d failed" % (s["kvfs_write_back_queued"],
+                                                             s["kvfs_write_back_failed"]))
+            check(tally, "kvfs: node W stored the chunks of its group through write-back",
+                  wrote_back)
         if not only or "2node" in only:
             # Two more nodes with unlink_policy remote; node C keeps every default (local: an
             # engine's delete there stays there).
