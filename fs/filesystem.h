@@ -203,10 +203,10 @@ class Filesystem {
   // the writer still holds another descriptor of the file (dup2 + close), nor the implicit close
   // of a dying writer (LocalFile::Abandon).
   Status Flush(uint64_t fh, pid_t pid = 0);
-  // As Flush by thread `pid` (the same rule decides who publishes), waiting for the store; with
-  // write_back, also the upload of a chunk accepted at an earlier close or rename (and its
-  // failure, EIO), on any descriptor.
-  Status Fsync(uint64_t fh, pid_t pid = 0);
+  // Waits for the upload of a chunk accepted at an earlier close or rename (write_back), on any
+  // descriptor of it, and reports its failure (EIO). A chunk still being written is not published
+  // (an O_SYNC writer's kernel sends an fsync after every write) unless its writer is unknown.
+  Status Fsync(uint64_t fh);
   Status Release(uint64_t fh);
   Status Unlink(uint64_t parent, const std::string& name);
   // link(2): a second name for a file. Of a file written here (NIXL: link(tmp, final) then
@@ -288,8 +288,8 @@ class Filesystem {
   // Metadata cache, inodes and the kernel's view after a transition; a kQueued outcome queues
   // the upload of `lf` (write_back).
   void Apply(const LocalFile::Outcome& out, const std::shared_ptr<LocalFile>& lf = nullptr);
-  // close() (`closing`) or fsync() of a writer's descriptor; `wait`: until the object is durable.
-  Status Commit(uint64_t fh, pid_t pid, bool wait, bool closing);
+  // close() (or fsync()) of a writer's descriptor; `wait`: until the object is durable.
+  Status Commit(uint64_t fh, pid_t pid, bool wait);
   // An object now exists under `info.key` (an upload, a rename): cached, and the local
   // directories above it now exist in the store.
   void Published(const ObjectInfo& info);

@@ -151,18 +151,22 @@ Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* dat
 }
 
 Status Filesystem::Flush(uint64_t fh, pid_t pid) {
-  return Commit(fh, pid, /*wait=*/!options_.write_back, /*closing=*/true);
+  return Commit(fh, pid, /*wait=*/!options_.write_back);
 }
 
-Status Filesystem::Fsync(uint64_t fh, pid_t pid) {
+Status Filesystem::Fsync(uint64_t fh) {
   KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
-  if (h->writable && h->local && h->local->FsyncWaits()) {
-    // A chunk accepted at close (write_back) is made durable here, or its failure reported.
+  if (h->local && h->local->FsyncWaits()) {
+    // A chunk accepted at a close or rename (write_back) is made durable here, or its failure
+    // reported, whichever descriptor asks.
     LocalFile::Outcome out = h->local->Commit(/*wait=*/true);
     Apply(out);
     return out.status;
   }
-  return Commit(fh, pid, /*wait=*/true, /*closing=*/false);
+  // A chunk still being written is not published by fsync: an O_SYNC/O_DSYNC writer's kernel
+  // sends one after every write(), mid-chunk. As a close by a thread the daemon cannot place
+  // (pid 0), this publishes only where nobody's close can be told from another's (no owner).
+  return Commit(fh, /*pid=*/0, /*wait=*/true);
 }
 
 void Filesystem::DrainWriteBack() {
@@ -175,7 +179,7 @@ void Filesystem::DrainWriteBack() {
   write_back_->Drain();
 }
 
-Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait, bool closing) {
+Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
   KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
   if (!h->writable || !h->local) return Status::OK();
   LocalFile& lf = *h->local;
@@ -203,10 +207,9 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait, bool closing) {
     // log on its stdout) that writes later. An empty file is published at its last release.
     return Status::OK();
   }
-  if (closing && owner != 0 && probe_.holds_writer && lf.WouldPublish()) {
+  if (owner != 0 && probe_.holds_writer && lf.WouldPublish()) {
     // The writer still holds the file through another descriptor (`cmd > f`: the shell's dup2
-    // and close of the original; an explicit dup): that descriptor's close publishes. (fsync's
-    // own descriptor is still open: it asks for this one.)
+    // and close of the original; an explicit dup): that descriptor's close publishes.
     auto path = PathOf(h->ino);
     if (path.ok() && !path->empty() && probe_.holds_writer(owner, h->ino, path->back())) {
       return Status::OK();

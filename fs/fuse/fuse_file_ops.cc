@@ -172,7 +172,7 @@ void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) {
   const ScopedDeadline deadline = RequestDeadline(req);
-  ReplyStatus(req, "fsync", Ino(ino), FsOf(req).Fsync(fi->fh, fuse_req_ctx(req)->pid));
+  ReplyStatus(req, "fsync", Ino(ino), FsOf(req).Fsync(fi->fh));
 }
 
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {

@@ -990,15 +990,31 @@ def case_write_back(ctx):
         assert read_direct(os.path.join(a.mnt, name)) == data, "A reads %s differently" % name
         want[name] = sha(data)
     ok("12 chunks renamed into place read back byte-exact on A at once")
-    # fsync(): the object is in the store when it returns.
+    # fsync() after the rename (llm-d renames with the descriptor open): the object is in the
+    # store when it returns.
     data = chunk("wb-fsync", 3 * MIB)
-    fd = os.open(os.path.join(a.mnt, "synced.data"), os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+    tmp = os.path.join(a.mnt, "synced.data.tmp")
+    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
     os.write(fd, data)
+    os.rename(tmp, os.path.join(a.mnt, "synced.data"))
     os.fsync(fd)
     assert "synced.data" in store.objects(), "fsync returned before the object was stored"
     os.close(fd)
     want["synced.data"] = sha(data)
-    ok("fsync() returned with the object in the store")
+    ok("fsync() after a rename returned with the object in the store")
+    # O_SYNC / O_DSYNC writers: the kernel sends an fsync after every write(); none publishes a
+    # part of the chunk, and the close stores it whole - before it returns, on either node.
+    for node, flag in ((a, os.O_SYNC), (b, os.O_DSYNC), (a, os.O_DSYNC)):
+        name = "osync-%s-%d.data" % (node.mnt[-1], flag)
+        data = chunk(name, 3 * MIB + 17)
+        fd = os.open(os.path.join(node.mnt, name), os.O_CREAT | os.O_WRONLY | os.O_TRUNC | flag)
+        for off in range(0, len(data), MIB):
+            os.write(fd, data[off:off + MIB])
+        os.close(fd)
+        objs = store.objects()
+        assert objs.get(name, (0, ""))[1] == sha(data), "%s: %s" % (name, objs.get(name))
+        want[name] = sha(data)
+    ok("O_SYNC/O_DSYNC writers in 1 MiB writes: stored whole when close() returned")
     deadline = time.time() + STEP_TIMEOUT
     while a.stats()["kvfs_write_back_pending"] > 0:
         assert time.time() < deadline, "write-back uploads still pending after %ds" % STEP_TIMEOUT
