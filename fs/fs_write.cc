@@ -223,6 +223,16 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
 Status Filesystem::Release(uint64_t fh) {
   KVFS_ASSIGN_OR_RETURN(std::shared_ptr<Handle> h, handles_.TakeFile(fh));
   if (!h->local) return Status::OK();
+  if (write_back_ != nullptr && h->local->queued_now()) {
+    // Its upload may hold the file's lock: the release waits on an upload thread, after that
+    // upload, not on this FUSE worker. Nothing is left to commit (the chunk was accepted).
+    write_back_->Post([this, lf = h->local, writable = h->writable] {
+      LocalFile::Outcome out = lf->Release(writable);
+      Apply(out);
+      if (out.leave) lf->LeaveLocalFiles();
+    });
+    return Status::OK();
+  }
   LocalFile::Outcome out = h->local->Release(h->writable);
   Apply(out);
   if (out.leave) h->local->LeaveLocalFiles();  // the name resolves to the object now

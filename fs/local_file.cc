@@ -82,6 +82,7 @@ void LocalFile::SetSizeLocked(uint64_t s) {
 void LocalFile::DirtyLocked() {
   if (state_ == State::kClean || state_ == State::kCommitted || state_ == State::kQueued) {
     state_ = State::kDirty;
+    queued_atomic_.store(false);
     published_atomic_.store(false);
     uploaded_.reset();
     created_object_ = false;

@@ -115,6 +115,9 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   // whole chunk whose upload follows): until then only the writer sees the file
   // (Filesystem::VisibleTo).
   bool published_now() const { return published_atomic_.load(); }
+  // Whether the file may be kQueued (write_back): its upload may hold the file's lock. A hint for
+  // where to run a release, never a decision about the file.
+  bool queued_now() const { return queued_atomic_.load(); }
   // The process writing this file: its creator, then whichever process last wrote to it. Only its
   // close publishes. 0: unknown (pid namespaces the daemon cannot see into): anyone's close does.
   pid_t owner() const { return owner_.load(); }
@@ -218,6 +221,7 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   std::atomic<uint64_t> size_atomic_{0};
   std::atomic<bool> temp_atomic_{false};
   std::atomic<bool> published_atomic_{false};
+  std::atomic<bool> queued_atomic_{false};
   std::atomic<pid_t> owner_{0};
   std::atomic<pid_t> creator_{0};
 

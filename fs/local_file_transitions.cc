@@ -56,6 +56,7 @@ LocalFile::Outcome LocalFile::CommitLocked(bool wait) {
   if (!wait) {
     // Write-back: the chunk is whole; the name shows it on this node from here on.
     state_ = State::kQueued;
+    queued_atomic_.store(true);
     published_atomic_.store(true);
     out.kind = Outcome::kQueued;
     out.place = place_;
@@ -73,6 +74,7 @@ LocalFile::Outcome LocalFile::UploadLocked() {
                 : env_.uploader->Upload(place_.key, fd_, size_, place_.display,
                                         /*no_replace=*/false, early_.get(), SpoolCrcLocked());
   early_.reset();
+  queued_atomic_.store(false);
   if (!up.ok()) return FailLocked(up.status());  // the adapter logs the failed reply
   Outcome out = CommittedLocked(place_.key, std::move(up).value());
   out.place = place_;
@@ -193,6 +195,7 @@ LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace
       return out;
     }
     state_ = State::kQueued;
+    queued_atomic_.store(true);
     published_atomic_.store(true);
     out.kind = Outcome::kQueued;
   } else if (!dst_temp) {

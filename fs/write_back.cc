@@ -34,9 +34,22 @@ void WriteBack::Submit(uint64_t bytes, std::function<bool()> upload) {
   });
 }
 
+void WriteBack::Post(std::function<void()> task) {
+  {
+    MutexLock l(&mu_);
+    ++posted_;
+  }
+  pool_.Post([this, task = std::move(task)] {
+    task();
+    MutexLock l(&mu_);
+    --posted_;
+    room_.SignalAll();
+  });
+}
+
 void WriteBack::Drain() {
   MutexLock l(&mu_);
-  room_.Wait(&mu_, [this]() REQUIRES(mu_) { return pending_ == 0; });
+  room_.Wait(&mu_, [this]() REQUIRES(mu_) { return pending_ == 0 && posted_ == 0; });
 }
 
 }  // namespace kvfs

@@ -25,7 +25,10 @@ class WriteBack {
   // Queues `upload` (a chunk of `bytes`); waits first while other uploads hold max_bytes (one
   // upload alone may be larger). `upload` returns whether the chunk was stored (counted).
   void Submit(uint64_t bytes, std::function<bool()> upload) EXCLUDES(mu_);
-  // Waits until no upload is queued or running.
+  // Runs `task` on an upload thread, after the uploads queued before it have started (FIFO): a
+  // release that must wait for an upload's lock waits there, not on a FUSE worker.
+  void Post(std::function<void()> task) EXCLUDES(mu_);
+  // Waits until no upload or posted task is queued or running.
   void Drain() EXCLUDES(mu_);
 
   WriteBackStats Stats() const { return counters_.Snapshot(); }
@@ -37,6 +40,7 @@ class WriteBack {
   CondVar room_;  // signalled when an upload ends
   uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;
   uint64_t pending_ GUARDED_BY(mu_) = 0;
+  uint64_t posted_ GUARDED_BY(mu_) = 0;  // Post()ed tasks not yet run
   WorkPool pool_;  // last: its threads end first
 };
 

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "tests/fakes/fault_store.h"
 #include "tests/fs/fs_test_util.h"
 
@@ -45,6 +47,9 @@ class WriteBackTest : public FsTestBase {
  protected:
   void SetUp() override {
     FsTestBase::SetUp();
+    // spdlog's registry is made at its first use; made here, before the upload threads log, as
+    // the daemon's main thread does (libspdlog is not instrumented: TSan cannot see its guard).
+    spdlog::default_logger();
     faults_ = std::make_shared<FaultStore>(mem_);
     store_ = faults_;
     options_.subdirectories = false;
