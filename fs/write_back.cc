@@ -2,7 +2,8 @@
 
 namespace kvfs {
 
-WriteBack::WriteBack(int uploads, uint64_t max_bytes) : max_bytes_(max_bytes), pool_(uploads) {}
+WriteBack::WriteBack(int uploads, uint64_t max_bytes)
+    : max_bytes_(max_bytes), pool_(uploads), releases_(kReleaseThreads) {}
 
 WriteBack::~WriteBack() { Drain(); }
 
@@ -39,7 +40,7 @@ void WriteBack::Post(std::function<void()> task) {
     MutexLock l(&mu_);
     ++posted_;
   }
-  pool_.Post([this, task = std::move(task)] {
+  releases_.Post([this, task = std::move(task)] {
     task();
     MutexLock l(&mu_);
     --posted_;

@@ -19,14 +19,16 @@ namespace kvfs {
 
 class WriteBack {
  public:
+  static constexpr int kReleaseThreads = 4;
   WriteBack(int uploads, uint64_t max_bytes);
   ~WriteBack();  // Drain(), then the threads end
 
   // Queues `upload` (a chunk of `bytes`); waits first while other uploads hold max_bytes (one
   // upload alone may be larger). `upload` returns whether the chunk was stored (counted).
   void Submit(uint64_t bytes, std::function<bool()> upload) EXCLUDES(mu_);
-  // Runs `task` on an upload thread, after the uploads queued before it have started (FIFO): a
-  // release that must wait for an upload's lock waits there, not on a FUSE worker.
+  // Runs `task` on one of a few threads of its own: a release that must wait for an upload's
+  // lock waits there - not on a FUSE worker, nor on an upload thread (the uploads never wait
+  // for these tasks, so they cannot deadlock).
   void Post(std::function<void()> task) EXCLUDES(mu_);
   // Waits until no upload or posted task is queued or running.
   void Drain() EXCLUDES(mu_);
@@ -41,7 +43,8 @@ class WriteBack {
   uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;
   uint64_t pending_ GUARDED_BY(mu_) = 0;
   uint64_t posted_ GUARDED_BY(mu_) = 0;  // Post()ed tasks not yet run
-  WorkPool pool_;  // last: its threads end first
+  WorkPool pool_;      // the uploads
+  WorkPool releases_;  // Post()ed tasks; last: its threads end first (after Drain)
 };
 
 }  // namespace kvfs
