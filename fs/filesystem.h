@@ -288,6 +288,8 @@ class Filesystem {
   // Metadata cache, inodes and the kernel's view after a transition; a kQueued outcome queues
   // the upload of `lf` (write_back).
   void Apply(const LocalFile::Outcome& out, const std::shared_ptr<LocalFile>& lf = nullptr);
+  // The last step of a RELEASE: the file's own, then what it did recorded.
+  Status ReleaseLocal(LocalFile& lf, bool writable);
   // close() (or fsync()) of a writer's descriptor; `wait`: until the object is durable.
   Status Commit(uint64_t fh, pid_t pid, bool wait);
   // An object now exists under `info.key` (an upload, a rename): cached, and the local

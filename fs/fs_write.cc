@@ -224,18 +224,20 @@ Status Filesystem::Release(uint64_t fh) {
   KVFS_ASSIGN_OR_RETURN(std::shared_ptr<Handle> h, handles_.TakeFile(fh));
   if (!h->local) return Status::OK();
   if (write_back_ != nullptr && h->local->queued_now()) {
-    // Its upload may hold the file's lock: the release waits on an upload thread, after that
-    // upload, not on this FUSE worker. Nothing is left to commit (the chunk was accepted).
+    // Its upload may hold the file's lock: the release waits on the write-back queue's release
+    // threads, not on this FUSE worker. Nothing is left to commit (the chunk was accepted).
     write_back_->Post([this, lf = h->local, writable = h->writable] {
-      LocalFile::Outcome out = lf->Release(writable);
-      Apply(out);
-      if (out.leave) lf->LeaveLocalFiles();
+      ReleaseLocal(*lf, writable);
     });
     return Status::OK();
   }
-  LocalFile::Outcome out = h->local->Release(h->writable);
+  return ReleaseLocal(*h->local, h->writable);
+}
+
+Status Filesystem::ReleaseLocal(LocalFile& lf, bool writable) {
+  LocalFile::Outcome out = lf.Release(writable);
   Apply(out);
-  if (out.leave) h->local->LeaveLocalFiles();  // the name resolves to the object now
+  if (out.leave) lf.LeaveLocalFiles();  // the name resolves to the object now
   return out.status;
 }
 

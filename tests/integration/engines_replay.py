@@ -80,24 +80,7 @@ def main():
     ap.add_argument("--kvfs", required=True)
     ap.add_argument("--backend", choices=["dir", "s3"], default="s3")
     args = ap.parse_args()
-    if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
-        skip_or_fail("no /dev/fuse or fusermount3", "KVFS_REQUIRE_FUSE")
-    if args.backend == "s3" and not os.environ.get("KVFS_TEST_S3_ENDPOINT"):
-        skip_or_fail("KVFS_TEST_S3_ENDPOINT not set", "KVFS_REQUIRE_S3")
-    dt.become_subreaper()
-    t_start = time.time()
-    ctx = dt.Ctx(os.path.abspath(args.kvfs), args.backend,
-                 tempfile.mkdtemp(prefix="kvfs-engines-"))
-    checks = Checks()
-    try:
-        run(ctx, checks)
-    finally:
-        ctx.cleanup()
-        shutil.rmtree(ctx.work, ignore_errors=True)
-    print("engines_replay (%s): %d passed, %d failed (%.1fs)%s" % (
-        args.backend, checks.passed, len(checks.failed), time.time() - t_start,
-        (": " + ", ".join(checks.failed)) if checks.failed else ""))
-    return 1 if checks.failed else 0
+    return run_checks("engines_replay", args, run, "kvfs-engines-")
 
 
 def run(ctx, checks):
