@@ -158,6 +158,9 @@ LocalFile::Outcome LocalFile::Release(bool writer) {
       failure_ = Status::NotFound("'" + place_.display + "' was abandoned by a dying writer");
     }
     const bool ended = state_ == State::kFailed || state_ == State::kDiscarded;
+    // The cache holds the bytes before the name leaves the local files: an open in between
+    // finds one or the other, never a miss that downloads (or streams) what this node wrote.
+    MaybeAdoptLocked();
     // A temporary file stays (locally) until it is renamed or unlinked. One published just now
     // (an empty file, published at its last release) stays until the filesystem has recorded the
     // object (Filesystem::Release): a lookup in between would find neither and cache the miss.
@@ -169,7 +172,6 @@ LocalFile::Outcome LocalFile::Release(bool writer) {
         env_.files->EraseIf(place_.key, this);
       }
     }
-    MaybeAdoptLocked();
   }
   return out;
 }

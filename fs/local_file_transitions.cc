@@ -48,8 +48,8 @@ LocalFile::Outcome LocalFile::CommitLocked(bool wait) {
   }
   // kAbandoned: a live process that shares the descriptor closes it after the dying one did.
   // kQueued: accepted already; a waiting commit (fsync) stores it now instead of the queue.
-  const bool pending = state_ == State::kDirty || state_ == State::kAbandoned ||
-                       (wait && state_ == State::kQueued);
+  const bool pending =
+      state_ == State::kDirty || state_ == State::kAbandoned || (wait && state_ == State::kQueued);
   if (!pending || temp_) return out;
   Status st = CheckWholeLocked(size_, place_);
   if (!st.ok()) return FailLocked(std::move(st));
@@ -88,8 +88,8 @@ LocalFile::Outcome LocalFile::UploadQueued(const std::function<void(const Outcom
   out = UploadLocked();
   record(out);
   if (handles_ == 0 && state_ == State::kCommitted) {
+    MaybeAdoptLocked();  // first, as in Release: an open in between finds the cache copy
     env_.files->EraseIf(place_.key, this);  // recorded: the name resolves to the object now
-    MaybeAdoptLocked();
   }
   return out;
 }

@@ -9,16 +9,36 @@
 namespace kvfs {
 namespace {
 
+struct Reply {
+  unsigned code;
+  std::string body;
+  const char* type;
+};
+
+Reply Route(const std::string& url, const std::function<std::string()>& render,
+            HealthCheck* health) {
+  constexpr const char* kText = "text/plain; charset=utf-8";
+  if (url == "/metrics") return {MHD_HTTP_OK, render(), "text/plain; version=0.0.4; charset=utf-8"};
+  // Liveness: answering at all is the answer.
+  if (url == "/healthz") return {MHD_HTTP_OK, "alive\n", kText};
+  if (url == "/readyz") {
+    Status st = health->Ready();
+    if (st.ok()) return {MHD_HTTP_OK, "ready\n", kText};
+    return {MHD_HTTP_SERVICE_UNAVAILABLE, "not ready: " + st.ToString() + "\n", kText};
+  }
+  return {MHD_HTTP_NOT_FOUND, "not found: try /metrics, /healthz or /readyz\n", kText};
+}
+
 MHD_Result Answer(void* cls, MHD_Connection* conn, const char* url, const char* method, const char*,
                   const char*, size_t*, void**) {
-  auto* render = static_cast<std::function<std::string()>*>(cls);
-  const bool found = std::strcmp(method, "GET") == 0 && std::strcmp(url, "/metrics") == 0;
-  const std::string body = found ? (*render)() : "not found: try /metrics\n";
-  MHD_Response* resp = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()),
-                                                       MHD_RESPMEM_MUST_COPY);
-  MHD_add_response_header(resp, "Content-Type",
-                          found ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain");
-  const MHD_Result r = MHD_queue_response(conn, found ? MHD_HTTP_OK : MHD_HTTP_NOT_FOUND, resp);
+  const auto* routes = static_cast<const MetricsServer::Routes*>(cls);
+  const Reply reply = std::strcmp(method, "GET") == 0
+                          ? Route(url, routes->render, routes->health)
+                          : Reply{MHD_HTTP_METHOD_NOT_ALLOWED, "GET only\n", "text/plain"};
+  MHD_Response* resp = MHD_create_response_from_buffer(
+      reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
+  MHD_add_response_header(resp, "Content-Type", reply.type);
+  const MHD_Result r = MHD_queue_response(conn, reply.code, resp);
   MHD_destroy_response(resp);
   return r;
 }
@@ -27,7 +47,8 @@ MHD_Result Answer(void* cls, MHD_Connection* conn, const char* url, const char* 
 
 MetricsServer::~MetricsServer() { Stop(); }
 
-Status MetricsServer::Start(const std::string& listen, std::function<std::string()> render) {
+Status MetricsServer::Start(const std::string& listen, std::function<std::string()> render,
+                            HealthCheck* health) {
   const size_t colon = listen.rfind(':');
   const auto bad = [&](const std::string& why) {
     return Status::InvalidArgument("metrics_listen '" + listen + "': " + why);
@@ -47,14 +68,14 @@ Status MetricsServer::Start(const std::string& listen, std::function<std::string
   if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
     return bad("the host must be an IPv4 address (e.g. 127.0.0.1 or 0.0.0.0)");
   }
-  render_ = std::move(render);
+  routes_ = Routes{std::move(render), health};
   // A scrape is one short request. Idle connections (a port scanner, a client that never sends)
   // must not lock Prometheus out: room for many, each closed after 5 s of silence. epoll/poll,
   // not select(): the daemon raises its descriptor limit far past FD_SETSIZE, and select cannot
   // watch a socket numbered above 1023.
   daemon_ = MHD_start_daemon(
       MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, static_cast<uint16_t>(port), nullptr,
-      nullptr, &Answer, &render_, MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&addr),
+      nullptr, &Answer, &routes_, MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&addr),
       MHD_OPTION_CONNECTION_LIMIT, 512u, MHD_OPTION_CONNECTION_TIMEOUT, 5u, MHD_OPTION_END);
   if (daemon_ == nullptr) return bad("cannot listen there (address in use or not local?)");
   return Status::OK();

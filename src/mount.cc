@@ -19,6 +19,7 @@
 #include "src/cli.h"
 #include "src/config_warnings.h"
 #include "src/daemonize.h"
+#include "src/health_check.h"
 #include "src/logging.h"
 #include "src/metrics_server.h"
 #include "src/process_setup.h"
@@ -136,9 +137,9 @@ std::function<std::string()> MountStack::StatsText() const {
   if (cached_reader == nullptr || cache == nullptr || fs == nullptr) return nullptr;
   return [reader = cached_reader, cache = cache.get(), store = store.get(), fs = fs.get(),
           feed = feed.get(), tier = tier.get()] {
-    std::string out = FormatStats(reader->Stats(), cache->Stats(), store->Stats(),
-                                  fs->LookupStatsNow(), feed ? feed->Stats() : FeedStats{},
-                                  fs->WriteBackStatsNow());
+    std::string out =
+        FormatStats(reader->Stats(), cache->Stats(), store->Stats(), fs->LookupStatsNow(),
+                    feed ? feed->Stats() : FeedStats{}, fs->WriteBackStatsNow());
     if (tier != nullptr) out += tier->StatsText();
     return out;
   };
@@ -148,9 +149,9 @@ std::function<std::string()> MountStack::PrometheusText() const {
   if (cached_reader == nullptr || cache == nullptr || fs == nullptr) return nullptr;
   return [reader = cached_reader, cache = cache.get(), store = store.get(), metered = metered,
           fs = fs.get(), feed = feed.get(), tier = tier.get()] {
-    std::string out = FormatPrometheus(reader->Stats(), cache->Stats(), store->Stats(),
-                                       fs->LookupStatsNow(), feed ? feed->Stats() : FeedStats{},
-                                  fs->WriteBackStatsNow());
+    std::string out =
+        FormatPrometheus(reader->Stats(), cache->Stats(), store->Stats(), fs->LookupStatsNow(),
+                         feed ? feed->Stats() : FeedStats{}, fs->WriteBackStatsNow());
     if (metered != nullptr) out += metered->Prometheus();
     if (tier != nullptr) out += tier->Prometheus();
     return out;
@@ -257,9 +258,10 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     }
     stack = std::move(built).value();
   }
+  HealthCheck health(stack.store);
   MetricsServer metrics;
   if (!config.metrics_listen.empty()) {
-    Status st = metrics.Start(config.metrics_listen, stack.PrometheusText());
+    Status st = metrics.Start(config.metrics_listen, stack.PrometheusText(), &health);
     if (!st.ok()) {
       const std::string msg = "kvfs: " + st.ToString();
       if (daemon.active()) {
@@ -269,7 +271,8 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
       }
       return 1;
     }
-    spdlog::info("kvfs: Prometheus metrics at http://{}/metrics", config.metrics_listen);
+    spdlog::info("kvfs: Prometheus metrics at http://{}/metrics, probes at /healthz and /readyz",
+                 config.metrics_listen);
   }
 
   FuseOptions fo;
@@ -298,6 +301,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   UploadCleanup cleanup;
   int rc = RunFuseSession(*stack.fs, cmd.mountpoint, fo, [&] {
     mounted = true;
+    health.SetMounted(true);
     spdlog::info("kvfs: {} mounted at {} (cache {}, {} bytes)", config.source, cmd.mountpoint,
                  config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir,
                  config.cache_size);
@@ -314,11 +318,12 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     daemon.ReportFailure("kvfs: cannot mount " + config.source + " at " + cmd.mountpoint +
                          " (see the messages above or the system log)");
   }
+  health.SetMounted(false);
   spdlog::info("kvfs: unmounted {}; finishing", cmd.mountpoint);
   cleanup.Join();
   stack.fs->DrainWriteBack();  // chunks whose close() returned: stored before anything stops
-  metrics.Stop();                      // its renderer reads the stack
-  stack.tier.reset();                  // its last use record, the lease handed on; it calls into fs
+  metrics.Stop();              // its renderer reads the stack
+  stack.tier.reset();          // its last use record, the lease handed on; it calls into fs
   if (stack.feed) stack.feed->Stop();  // announces the last stores; it calls into fs
   stack.fs.reset();                    // completes uploads in progress before the store goes away
   stack.reader.reset();

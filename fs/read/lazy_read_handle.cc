@@ -33,6 +33,21 @@ Result<FdRange> LazyReadHandle::ReadFd(uint64_t offset, uint64_t size) {
 Status LazyReadHandle::KeepLocal() {
   KVFS_ASSIGN_OR_RETURN(ReadHandle * h, Inner());
   if (!local_) return Status::OK();  // a stream: nothing to keep
+  if (!h->Local()) {
+    // The open streamed although the cache could hold the object (it lost a race with a download
+    // or an adoption of the same key): open again, now that the copy is there or can be made.
+    // The first handle stays alive: a read on another thread may be using it.
+    MutexLock l(&mu_);
+    auto again = reader_->Open(key_, info_);
+    if (again.ok() && (*again)->Local()) {
+      retired_.push_back(std::move(inner_));
+      inner_ = std::move(again).value();
+    }
+    h = inner_.get();
+    if (!h->Local()) {
+      return Status::Unavailable("no local copy of '" + key_ + "' could be made: its reads stream");
+    }
+  }
   constexpr uint64_t kStep = 1 << 20;
   std::unique_ptr<char[]> buf(new char[kStep]);
   for (uint64_t off = 0; off < info_.size; off += kStep) {

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/mutex.h"
 #include "fs/read/chunk_reader.h"
@@ -46,6 +47,7 @@ class LazyReadHandle : public ReadHandle {
   mutable std::unique_ptr<ReadHandle> inner_ GUARDED_BY(mu_);
   mutable Status open_failure_ GUARDED_BY(mu_);  // a failed open is reported by every read
   mutable bool opened_ GUARDED_BY(mu_) = false;
+  std::vector<std::unique_ptr<ReadHandle>> retired_ GUARDED_BY(mu_);  // replaced by KeepLocal
 };
 
 }  // namespace kvfs

@@ -605,8 +605,11 @@ def main():
         print("| %s | %s | %s | %d | %d | %d | %s | %.0f |" % (
             name, r.expected, r.observed.replace("|", "/"), r.partial, r.lost, r.corrupt,
             r.result, r.secs))
-    failed = sum(r.result != "pass" for _, r in rows)
-    print("\n%d passed, %d failed (%.0fs)" % (len(rows) - failed, failed, time.time() - t_all))
+    failed = [(n, r) for n, r in rows if r.result != "pass"]
+    # The last line names what failed: CI logs are often read from their tail alone.
+    print("\n%d passed, %d failed (%.0fs)%s" % (
+        len(rows) - len(failed), len(failed), time.time() - t_all,
+        "".join("\nFAILED %s: %s" % (n, r.observed) for n, r in failed)))
     return 1 if failed else 0
 
 

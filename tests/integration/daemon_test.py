@@ -959,6 +959,30 @@ def case_metrics(ctx):
     ok("kvfs stats agrees with /metrics")
     assert scrape(url + "/")[0] == 404 and scrape(url + "/metrics/x")[0] == 404
     ok("other paths: 404")
+    # The container probes (docs/kubernetes.md): liveness and readiness on the same listener.
+    assert scrape(url + "/healthz") == (200, "alive\n"), scrape(url + "/healthz")
+    assert scrape(url + "/readyz") == (200, "ready\n"), scrape(url + "/readyz")
+    ok("/healthz: alive; /readyz: ready (mounted, the store answered)")
+    if isinstance(store, DirStore):
+        # The store stops answering: readiness says so, with the reason, within its interval
+        # (10 s), and comes back with the store; liveness stays.
+        objects = os.path.join(store.root, "objects")
+        os.rename(objects, objects + ".away")
+        try:
+            deadline = time.time() + 15
+            while (r := scrape(url + "/readyz"))[0] == 200 and time.time() < deadline:
+                time.sleep(0.5)
+            code, text = r
+            assert code == 503 and "not ready" in text and "objects" in text, r
+            assert scrape(url + "/healthz")[0] == 200
+            ok("store gone: /readyz %d %r; /healthz still 200" % (code, text.strip()[:120]))
+        finally:
+            os.rename(objects + ".away", objects)
+        deadline = time.time() + 15
+        while scrape(url + "/readyz")[0] != 200:
+            assert time.time() < deadline, "readiness did not come back with the store"
+            time.sleep(0.5)
+        ok("store back: /readyz 200 again")
 
     # The port is taken now: a second mount asking for it must fail, naming the setting.
     cmd = [ctx.kvfs, store.source, ctx.path("mnt-c"), "-o",
