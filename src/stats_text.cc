@@ -48,8 +48,7 @@ void AppendRows(const Stats& stats, const StatField<Stats> (&fields)[N],
 }  // namespace
 
 std::vector<StatRow> StatRows(const ReaderStats& r, const CacheStats& c, const StoreStats& s,
-                              const LookupStats& l, const FeedStats& f,
-                              const WriteBackStats& w) {
+                              const LookupStats& l, const FeedStats& f, const WriteBackStats& w) {
   std::vector<StatRow> rows;
   AppendRows(r, kReaderFields, &rows);
   AppendRows(c, kCacheFields, &rows);
@@ -61,8 +60,7 @@ std::vector<StatRow> StatRows(const ReaderStats& r, const CacheStats& c, const S
 }
 
 std::string FormatStats(const ReaderStats& r, const CacheStats& c, const StoreStats& s,
-                        const LookupStats& l, const FeedStats& f,
-                              const WriteBackStats& w) {
+                        const LookupStats& l, const FeedStats& f, const WriteBackStats& w) {
   std::string out;
   for (const StatRow& row : StatRows(r, c, s, l, f, w)) {
     out += row.name + " " + std::to_string(row.value) + "\n";
@@ -71,8 +69,7 @@ std::string FormatStats(const ReaderStats& r, const CacheStats& c, const StoreSt
 }
 
 std::string FormatPrometheus(const ReaderStats& r, const CacheStats& c, const StoreStats& s,
-                             const LookupStats& l, const FeedStats& f,
-                              const WriteBackStats& w) {
+                             const LookupStats& l, const FeedStats& f, const WriteBackStats& w) {
   std::string out;
   for (const StatRow& row : StatRows(r, c, s, l, f, w)) {
     // Prometheus names counters ..._total.

@@ -4,7 +4,10 @@
 #   2. builds with AddressSanitizer + UBSan in build-asan/, and the optimised daemon, whose .deb
 #      it installs, mounts and purges (tests/ci/deb_install_test.sh),
 #   3. starts a private Ceph RGW on free loopback ports (tests/s3server/rgw.sh), stopped on exit,
-#   4. runs every test through ctest with S3 and FUSE required (a missing one fails, never skips).
+#   4. runs every test through ctest with S3 and FUSE required (a missing one fails, never skips),
+#   5. the engines' own tests (tests/engines/), the container tests (tests/containers/: kvfs's
+#      image from Debian packages, the Kubernetes recipe's pod under podman), the thread-safety
+#      and ThreadSanitizer builds, and the fuzzers.
 # usage: tests/run_all.sh [extra ctest args, e.g. -R Conformance]
 # env:   KVFS_TEST_S3_ENDPOINT set   reuse that server (with KVFS_TEST_S3_ACCESS_KEY/SECRET_KEY);
 #                                    it must accept 1024-byte keys (RGW: osd max object name len
@@ -15,6 +18,7 @@
 #        KVFS_TEST_TIMEOUT           per-test limit in seconds (default 300)
 #        KVFS_SKIP_ENGINES=1         do not run the engines' own tests (tests/engines/)
 #        KVFS_ENGINE_VENV            where their virtual environment is cached (tests/engines/venv.sh)
+#        KVFS_SKIP_CONTAINERS=1      do not run the container tests (tests/containers/)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -108,6 +112,11 @@ ctest --test-dir "$BUILD" --output-on-failure --no-tests=error --timeout "$TEST_
 if [ -z "${KVFS_SKIP_ENGINES:-}" ]; then
   say "engines' own tests (tests/engines/run.sh)"
   bash "$ROOT/tests/engines/run.sh" "$ROOT/build-release/kvfs" || rc=$?
+fi
+if [ -z "${KVFS_SKIP_CONTAINERS:-}" ]; then
+  # kvfs's image from Debian packages, the Kubernetes recipe's pod under podman, faults.
+  say "containers (tests/containers/run.sh)"
+  bash "$ROOT/tests/containers/run.sh" || rc=$?
 fi
 bash "$ROOT/tests/ci/thread_safety.sh" || rc=$?  # clang -Wthread-safety -Werror build
 bash "$ROOT/tests/ci/tsan.sh" || rc=$?           # ThreadSanitizer: unit and concurrency tests

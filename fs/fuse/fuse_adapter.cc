@@ -16,6 +16,7 @@
 #include "fs/fuse/fuse_file_ops.h"
 #include "fs/fuse/fuse_request.h"
 #include "fs/fuse/fuse_xattr.h"
+#include "fs/fuse/signal_unmount.h"
 #include "fs/fuse/store_wait_pool.h"
 
 namespace kvfs {
@@ -272,8 +273,10 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
       spdlog::error("kvfs: cannot mount at {} (does it exist, and is /dev/fuse usable?)",
                     mountpoint);
     } else {
+      bool may_unmount = true;
       {
         EntryInvalidator invalidator(se);
+        SignalUnmount signal_unmount(mountpoint);
         fs.set_invalidate_fn([&invalidator](uint64_t parent, const std::string& name) {
           invalidator.Push(parent, name);
         });
@@ -287,8 +290,10 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
         fuse_loop_cfg_destroy(cfg);
         pool.reset();  // answers what is queued while the session can still take replies
         fs.set_invalidate_fn(nullptr);
+        signal_unmount.Stop();
+        may_unmount = signal_unmount.SessionMayUnmount();
       }
-      fuse_session_unmount(se);
+      if (may_unmount) fuse_session_unmount(se);
     }
     fuse_remove_signal_handlers(se);
   }

@@ -24,12 +24,20 @@ PassthroughTable::Mode PassthroughTable::Open(uint64_t ino, uint64_t fh, int fd,
       in.backing_id = id;
       in.version = version;
     } else {
-      // EPERM: the daemon lacks CAP_SYS_ADMIN, which the kernel asks of backing files.
       enabled_ = false;
+      const int err = errno != 0 ? errno : EINVAL;
+      // The two refusals a container meets: EPERM without CAP_SYS_ADMIN, which the kernel asks
+      // of backing files; ELOOP for a backing file on a stacked file system (overlayfs: a
+      // container's own root), one level too deep under FUSE.
+      const char* why = err == EPERM   ? " (the daemon lacks CAP_SYS_ADMIN)"
+                        : err == ELOOP ? " (the cache directory is on a stacked file system such "
+                                         "as overlayfs, e.g. a container's root: put cache_dir "
+                                         "on a host directory or tmpfs)"
+                                       : "";
       spdlog::warn(
-          "kvfs: FUSE passthrough refused by the kernel ({}): cache hits are served by the daemon "
-          "from now on",
-          std::strerror(errno != 0 ? errno : EINVAL));
+          "kvfs: FUSE passthrough refused by the kernel ({}){}: cache hits are served by the "
+          "daemon from now on",
+          std::strerror(err), why);
     }
   }
   // The inode's backing file holds this open's bytes (the version was checked above).

@@ -500,6 +500,54 @@ def stalled_abort(ctx, row, script):
         store.cleanup()
 
 
+def sigterm_mid_upload(ctx, row, script):
+    """SIGTERM while a chunk's upload runs (a container runtime stopping kvfs, which SIGKILLs
+    after its grace period): the mount leaves the mount table at once, so a SIGKILL then leaves
+    no dead mount on the node, while the running upload completes - its close() returns 0 and
+    the object is whole in the store - and the daemon exits 0."""
+    store = outage_test.FaultStore(script, ctx.work)
+    try:
+        a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), name="a")
+        store.control("/__fault/rules", json.dumps([
+            {"method": "PUT", "key": "term.pt", "action": "stall", "seconds": 4}]).encode())
+        data = chunk("sigterm-mid-upload", 4 * MIB)
+        result = {}
+
+        def writer():
+            try:
+                write_chunk(a.mnt, "term.pt", data)
+                result["closed"] = True
+            except OSError as e:
+                result["error"] = e
+
+        t = threading.Thread(target=writer)
+        t.start()
+        time.sleep(1.0)  # the close is waiting for the stalled PUT
+        assert t.is_alive(), "the close returned before its PUT: %r" % result
+        os.kill(a.pid, signal.SIGTERM)
+
+        def in_table():
+            with open("/proc/self/mountinfo") as f:
+                return any(ln.split()[4] == a.mnt for ln in f)
+        wait_until(lambda: not in_table(), "the mount to leave the mount table", 3)
+        detached_while_uploading = t.is_alive()
+        t.join(30)
+        assert not t.is_alive(), "the close never returned"
+        if "closed" not in result:
+            raise AssertionError("close during SIGTERM failed: %r" % result.get("error"))
+        assert detached_while_uploading, "the upload ended before the mount left the table"
+        st = daemon_test.wait_exit(a.pid, "after SIGTERM")
+        assert os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0, "daemon exit status %d" % st
+        ctx.daemons.remove(a)
+        b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
+        read_back(row, b.mnt, "term.pt", data)  # counts lost and corrupt bytes
+        b.unmount()
+        row.observed = ("mount detached at SIGTERM while the upload ran; close 0, object whole; "
+                        "daemon exited 0")
+    finally:
+        store.cleanup()
+
+
 def reuse(fn, what):
     def run(ctx, row):
         fn(ctx)
@@ -551,6 +599,9 @@ SCENARIOS = [
      reader_during_write),
     ("stalled-complete", True, "close ETIMEDOUT/EIO within blocking_timeout; nothing stored",
      stalled_complete),
+    ("sigterm-mid-upload", True,
+     "the mount leaves the table at SIGTERM; the running upload completes (close 0, stored)",
+     sigterm_mid_upload),
     ("stalled-abort", True, "rejected chunk's close EINVAL without waiting for its abort",
      stalled_abort),
     ("emfile", False, "400 open readers, 256 descriptors: EMFILE, daemon lives, cache kept",

@@ -900,6 +900,17 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_exit(pid, when):
+    """Reaps the daemon `pid` (this test is its subreaper) within STEP_TIMEOUT; its status."""
+    deadline = time.time() + STEP_TIMEOUT
+    while True:
+        got, st = os.waitpid(pid, os.WNOHANG)
+        if got == pid:
+            return st
+        assert time.time() < deadline, "daemon %d did not exit %s" % (pid, when)
+        time.sleep(0.05)
+
+
 def scrape(url):
     """GET url: (status, body text)."""
     import urllib.error
@@ -1076,13 +1087,7 @@ def case_write_back(ctx):
         want[name] = sha(data)
     ctx.daemons.remove(a)
     os.kill(a.pid, 15)
-    deadline = time.time() + STEP_TIMEOUT
-    while True:
-        pid, st = os.waitpid(a.pid, os.WNOHANG)
-        if pid == a.pid:
-            break
-        assert time.time() < deadline, "daemon did not exit after SIGTERM"
-        time.sleep(0.05)
+    wait_exit(a.pid, "after SIGTERM")
     subprocess.run(["fusermount3", "-uz", a.mnt], capture_output=True)
     b.unmount()
     check_store(store, want)
