@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Turns the benchmark's JSON lines into bench/RESULTS.md and a PNG chart.
 
-usage: report.py --results results.jsonl [--meta meta.json] [--md RESULTS.md] [--png chart.png]
+usage: report.py --results DIR/results.jsonl [--meta DIR/meta.json] [--fleet DIR/fleet.jsonl]
+                 [--md RESULTS.md] [--png chart.png]
 
-Every cell is the median over the repetitions with (min-max). Ratios compare medians.
+Every cell is the median over the repetitions with (min-max). Ratios compare medians. The report
+names its run directory (DIR) and links bench/ANALYSIS.md.
 """
 import argparse
 import json
@@ -13,6 +15,7 @@ import statistics
 import sys
 from collections import defaultdict
 
+BENCH = os.path.dirname(os.path.abspath(__file__))
 ORDER = ["kvfs", "kvfs-tier", "s3fs", "rclone-off", "rclone-full", "raw-s3", "tmpfs"]
 LIMITS = {"raw-s3", "tmpfs"}
 THROUGHPUT = [("write", "write"), ("write_odirect", "write O_DIRECT"),
@@ -147,7 +150,7 @@ def engine_rows(t):
     return rows
 
 
-def markdown(t, meta, fleet=()):
+def markdown(t, meta, fleet=(), run_dir=None):
     out = ["# kvfs benchmark results", ""]
     if meta:
         out += [f"- Date: {meta.get('date')}",
@@ -163,8 +166,14 @@ def markdown(t, meta, fleet=()):
                 f"- Workload: sizes {meta.get('sizes_mib')} MiB, {meta.get('chunks')} chunks per size "
                 f"and thread count ({meta.get('odirect_chunks')} O_DIRECT, "
                 f"{meta.get('ttfb_chunks')} for TTFB), threads {meta.get('threads')}, "
-                f"{meta.get('reps')} repetitions, lookups {meta.get('lookup_seconds')} s each",
-                "", "Command:", "", "```", meta.get("command", ""), "```", ""]
+                f"{meta.get('reps')} repetitions, lookups {meta.get('lookup_seconds')} s each"]
+    if run_dir:
+        # The rows this report was made from: it can be checked and regenerated (bench/README.md).
+        out.append(f"- Run directory: `{run_dir}`")
+    if meta:
+        out += ["", "Command:", "", "```", meta.get("command", ""), "```", ""]
+    elif run_dir:
+        out.append("")
     partial = []
     if meta and meta.get("sizes_mib") != "8,32,64":
         partial.append(f"sizes {meta.get('sizes_mib')} MiB instead of 8,32,64")
@@ -452,6 +461,13 @@ def chart(t, path):
     return True
 
 
+def checkout_path(path):
+    """path relative to the checkout when it is inside it, else absolute."""
+    p = os.path.abspath(path)
+    rel = os.path.relpath(p, os.path.dirname(BENCH))
+    return p if rel.startswith("..") else rel
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--results", required=True)
@@ -463,15 +479,17 @@ def main():
     t = Table(load(a.results))
     meta = json.load(open(a.meta)) if a.meta and os.path.exists(a.meta) else {}
     fleet = load(a.fleet) if a.fleet and os.path.exists(a.fleet) else []
-    md = markdown(t, meta, fleet)
+    md = markdown(t, meta, fleet, checkout_path(os.path.dirname(os.path.abspath(a.results))))
     if a.png and chart(t, a.png):
         md += f"\n![throughput chart]({os.path.basename(a.png)})\n"
     # The profile-based analysis (where the time goes, what would close the gaps) is kept by hand
-    # in bench/ANALYSIS.md and travels with every regenerated report.
-    analysis = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ANALYSIS.md")
-    if os.path.exists(analysis):
-        with open(analysis) as f:
-            md += "\n" + f.read()
+    # in bench/ANALYSIS.md. It is linked, not copied: a copy froze in every report and went stale.
+    analysis = os.path.join(BENCH, "ANALYSIS.md")
+    target = analysis
+    if a.md != "-" and not os.path.isabs(checkout_path(a.md)):
+        target = os.path.relpath(analysis, os.path.dirname(os.path.abspath(a.md)))
+    md += ("\nAnalysis (where the time goes, what would close the gaps; kept by hand): "
+           f"[bench/ANALYSIS.md]({target}).\n")
     if a.md == "-":
         sys.stdout.write(md)
     else:
