@@ -1,7 +1,7 @@
 // DirStream: the entries of one open directory handle, read by offset, holding at most one page
 // of the store's listing. A handle costs O(page) - the names this node is writing in the
 // directory, one LIST page (at most 1,000 names) and an 8-byte hash per page read for the loop
-// guard - however many names the directory holds; closedir frees it (issue 21 §9).
+// guard - however many names the directory holds; closedir frees it.
 //
 // Offsets: entry k (0-based: ".", "..", the names this node is writing, then the store's names
 // page by page) is followed by offset k+1, which is what the kernel passes back to go on. Going on

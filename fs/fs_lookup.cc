@@ -6,7 +6,7 @@
 // The kernel looks a path up one component at a time, and each component this node has not seen
 // used to cost a HEAD (is it a file?) and a one-key LIST (is it a directory?): ~5 requests for a
 // chunk of vLLM's or llm-d's "<root>/<model>_r0/<hhh>/<hh>_g0/<hash>.bin" on a node new to its
-// directories (issue 22). Here one LIST with prefix "<key>" and no delimiter answers instead. The
+// directories. Here one LIST with prefix "<key>" and no delimiter answers instead. The
 // store returns keys in byte order, so the page holds the object "<key>" itself first (if any),
 // then siblings that extend the name with a byte below '/' ("<key>-old"), then every key under
 // "<key>/" up to lookup_list_max_keys. That tells file, directory and missing apart, and the keys

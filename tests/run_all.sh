@@ -45,9 +45,9 @@ say "build $ROOT/build-release/kvfs (RelWithDebInfo, as packaging/quickstart.sh 
 cmake -S "$ROOT" -B "$ROOT/build-release" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKVFS_BUILD_TESTS=OFF >/dev/null
 ninja -C "$ROOT/build-release" -j"$JOBS" kvfs
-# Nothing test-only in the shipped binary (the S3 admin helpers, the fakes): nm, issue 12.
+# Nothing test-only in the shipped binary (the S3 admin helpers, the fakes), checked with nm.
 bash "$ROOT/tests/src/no_test_code.sh" "$ROOT/build-release/kvfs"
-# The .deb of that build: install, mount -t fuse.kvfs and from fstab, use, purge (issue 15).
+# The .deb of that build: install, mount -t fuse.kvfs and from fstab, use, purge.
 say "package: build, install, mount, purge (tests/ci/deb_install_test.sh)"
 KVFS_DEB_BUILD_DIR="$ROOT/build-release" bash "$ROOT/tests/ci/deb_install_test.sh"
 
@@ -108,7 +108,7 @@ rc=0
 ctest --test-dir "$BUILD" --output-on-failure --no-tests=error --timeout "$TEST_TIMEOUT" \
   -j"$CTEST_JOBS" "$@" || rc=$?
 # The engines' own code (LMCache, NIXL, vLLM, SGLang from PyPI, pinned; venv cached outside the
-# clone) through two mounts of the optimised daemon on this RGW (issue 27; tests/engines/).
+# clone) through two mounts of the optimised daemon on this RGW (tests/engines/).
 if [ -z "${KVFS_SKIP_ENGINES:-}" ]; then
   say "engines' own tests (tests/engines/run.sh)"
   bash "$ROOT/tests/engines/run.sh" "$ROOT/build-release/kvfs" || rc=$?

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The package's whole life on this machine (issue 15): build the .deb, install it with apt, mount
-# with `mount -t fuse.kvfs` and from an fstab line (`mount -T FILE DIR`), use the mount as an
-# engine would, unmount, purge, and check that nothing is left running, mounted or installed.
+# The package's whole life on this machine: build the .deb, install it with apt, mount with
+# `mount -t fuse.kvfs` and from an fstab line (`mount -T FILE DIR`), use the mount as an engine
+# would, unmount, purge, and check that nothing is left running, mounted or installed.
 # Uses a local directory store (file://), so it needs no S3 server. Root only (apt, mount).
 # usage: tests/ci/deb_install_test.sh   (env KVFS_DEB_BUILD_DIR: reuse that release build)
 set -euo pipefail

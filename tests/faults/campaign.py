@@ -1,11 +1,10 @@
 #!/usr/bin/env python3
-"""The fault campaign (issue 11): every fault an inference cluster meets, driven through real
-daemonized kvfs mounts on the test S3 server (Ceph RGW) and on tests/objstore/fault_server.py.
-Two mounts of one bucket stand for two nodes. Prints one row per scenario - expected, observed,
-partial objects (objects of a write that was not acknowledged, or shorter than the write, that
-reached the store or another process), bytes lost (acknowledged writes missing from the store),
-bytes corrupt (bytes served or stored that differ from what was written) - and ends with
-"N passed, N failed".
+"""The fault campaign: every fault an inference cluster meets, driven through real daemonized kvfs
+mounts on the test S3 server (Ceph RGW) and on tests/objstore/fault_server.py. Two mounts of one
+bucket stand for two nodes. Prints one row per scenario - expected, observed, partial objects
+(objects of a write that was not acknowledged, or shorter than the write, that reached the store or
+another process), bytes lost (acknowledged writes missing from the store), bytes corrupt (bytes
+served or stored that differ from what was written) - and ends with "N passed, N failed".
 
     campaign.py --kvfs PATH/kvfs --fault-server PATH/fault_server.py [--only a,b]
 
@@ -288,7 +287,7 @@ def wire_faults(ctx, row, script):
 def subprocess_mid_chunk(ctx, row):
     """A writer starts subprocesses (one execs, one inherits the descriptor and exits) with 4 of
     8 MiB written: the children's closes publish nothing; the writer's own close publishes the
-    whole chunk (issue 21 section 1)."""
+    whole chunk."""
     store = ctx.store()
     a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), name="a")
     b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
@@ -315,7 +314,7 @@ def subprocess_mid_chunk(ctx, row):
 def shell_writers(ctx, row):
     """Shell redirection and tools as writers: `cat src > f`, `echo x > f`, `dd of=f`, `tee f`,
     `cp`: the shell's dup2 + close of the original descriptor is not the writer's close; each
-    publishes the whole file (issue 21 section 1)."""
+    publishes the whole file."""
     store = ctx.store()
     a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), name="a")
     data = chunk("shell", 8 * MIB)
@@ -348,7 +347,7 @@ def shell_writers(ctx, row):
 def killed_half_written(ctx, row):
     """A writer SIGKILLed with a chunk half written (chunk_sizes 8MiB: 4 MiB written) and a temp
     file (*.tmp) beside it: nothing published, both names vanish from the node, the spool is
-    emptied; the next whole write succeeds (issue 21 sections 1 and 4)."""
+    emptied; the next whole write succeeds."""
     store = ctx.store()
     a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), {"chunk_sizes": "8MiB"},
                name="a")
@@ -380,8 +379,8 @@ def killed_half_written(ctx, row):
 
 def reader_during_write(ctx, row):
     """Another process on the writing node, and another node, look at a chunk while 3 of 8 MiB
-    are written: ENOENT and not listed (never 3 MiB); afterwards all of it (issue 21 section 2).
-    The writer reads its own bytes back meanwhile."""
+    are written: ENOENT and not listed (never 3 MiB); afterwards all of it. The writer reads its own
+    bytes back meanwhile."""
     store = ctx.store()
     opts = {"metadata_cache_ttl_secs": "1"}
     a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), opts, name="a")
@@ -425,7 +424,7 @@ def reader_during_write(ctx, row):
 def stalled_complete(ctx, row, script):
     """CompleteMultipartUpload stalls (blocking_timeout 3 s): close() of a 16 MiB multipart chunk
     fails with ETIMEDOUT/EIO within the bound, no object appears; once the store answers, the
-    same chunk is stored whole (issue 21 section 3)."""
+    same chunk is stored whole."""
     store = outage_test.FaultStore(script, ctx.work)
     try:
         opts = {"blocking_timeout": str(outage_test.BLOCKING_TIMEOUT),
@@ -610,7 +609,7 @@ SCENARIOS = [
      "mount fails within credential_process_timeout_secs, command killed",
      reuse(mount_edges_test.case_hung_credential_process,
            "as expected (mount_edges_test.case_hung_credential_process)")),
-] + tier_scenarios.SCENARIOS  # the bounded tier (issue 23)
+] + tier_scenarios.SCENARIOS  # the bounded tier's scenarios
 
 
 def main():

@@ -117,8 +117,8 @@ TEST_F(LearnChunkSizesTest, OwnUploadsTeachAndOnlyTheSamePatternIsChecked) {
   EXPECT_TRUE(WriteFile(Name('d'), std::string(24, 'D')).ok());        // larger is never partial
 }
 
-// issue 21 §11: the engine's chunk_size shrank (a config change). The old, larger objects stay
-// in the store; new chunks all have the new size, which is taken once kEstablish names had it.
+// The engine's chunk_size shrank (a config change). The old, larger objects stay in the store; new
+// chunks all have the new size, which is taken once kEstablish names had it.
 TEST_F(LearnChunkSizesTest, AShrunkChunkSizeIsAcceptedOnceSeveralNamesHaveIt) {
   Mount();
   ASSERT_TRUE(WriteFile(Name('a'), std::string(16, 'A')).ok());

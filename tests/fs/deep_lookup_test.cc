@@ -1,7 +1,7 @@
-// Lookups of chunks in deep trees from a node that has not seen their directories (issue 22): one
-// store request per chunk however deep, counted on the in-memory store, and the answers stay
-// right (missing directories ENOENT, empty mkdir'd directories exist, files beside
-// directories, siblings that extend a name).
+// Lookups of chunks in deep trees from a node that has not seen their directories: one store
+// request per chunk however deep, counted on the in-memory store, and the answers stay right
+// (missing directories ENOENT, empty mkdir'd directories exist, files beside directories, siblings
+// that extend a name).
 #include <cstdio>
 
 #include "tests/fs/fs_test_util.h"

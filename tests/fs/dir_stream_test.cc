@@ -1,6 +1,6 @@
 // readdir through Filesystem over the in-memory store: a handle holds one listing page, not the
-// directory (issue 21 §9), closedir frees it, and offsets (getdents going on, rewinddir, seekdir
-// back) give every name exactly once.
+// whole directory, closedir frees it, and offsets (getdents going on, rewinddir, seekdir back) give
+// every name exactly once.
 #include <map>
 #include <set>
 #include <string>

@@ -65,8 +65,8 @@ TEST_F(DyingWriterTest, ImplicitCloseOfADyingWriterPublishesNothing) {
   EXPECT_EQ(*ReadFile("c.pt"), "whole");
 }
 
-// issue 21 §4: a temp file whose writer was killed stayed in the spool and in `ls` until unmount.
-// Removed at its last release after a dying writer's close; a live writer's stays for its rename.
+// A temp file whose writer was killed used to stay in the spool and in `ls` until unmount. It is
+// removed at its last release after a dying writer's close; a live writer's stays for its rename.
 TEST_F(DyingWriterTest, ATempFileOfAKilledWriterGoesAtItsLastRelease) {
   fs_->set_process_probe({.exiting = [](pid_t pid) { return pid == kDying; },
                           .killed = [](pid_t) { return true; },

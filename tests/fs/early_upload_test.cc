@@ -86,8 +86,8 @@ TEST_F(EarlyUploadTest, ScatteredWritesFallBackToTheUploadAtClose) {
   EXPECT_EQ(mem_->PendingUploadCount(), 0u);
 }
 
-// issue 21 §3: the whole close() stays within blocking_timeout. A rejected chunk's abort (here
-// stalled 3 s) finishes after close() has returned.
+// The whole close() stays within blocking_timeout: a rejected chunk's abort (here stalled 3 s)
+// finishes after close() has returned.
 TEST_F(EarlyUploadTest, ARejectedChunkClosesWithoutWaitingForItsAbort) {
   auto faults = std::make_shared<FaultStore>(mem_);
   faults->SetDelay(FaultStore::Op::kAbortMultipart, std::chrono::milliseconds(3000));

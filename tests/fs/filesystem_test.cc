@@ -200,8 +200,8 @@ TEST_F(FilesystemTest, UnlinkLocalHidesTheNameOnThisNodeOnly) {
 }
 
 // deny protects a chunk being written as it protects a stored one: the writer's unlink is
-// refused and its close still publishes (issue 21 §13: the unlink succeeded and the close
-// returned 0 with nothing stored). Temp files are local and stay removable.
+// refused and its close still publishes (before, the unlink succeeded and the close returned 0 with
+// nothing stored). Temp files are local and stay removable.
 TEST_F(FilesystemTest, UnlinkDenyRefusesAWriteInProgress) {
   options_.unlink_policy = UnlinkPolicy::kDeny;
   Mount();

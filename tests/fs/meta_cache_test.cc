@@ -1,5 +1,5 @@
-// MetaCache: bounded by bytes (issue 21 §9), least recently used first, and a huge listing
-// (every object put once) neither clears it nor pushes out the names lookups keep reading.
+// MetaCache: bounded by bytes, least recently used first, and a huge listing (every object put
+// once) neither clears it nor pushes out the names lookups keep reading.
 #include "fs/meta_cache.h"
 
 #include <gtest/gtest.h>

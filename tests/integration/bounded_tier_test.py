@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The bounded shared tier (issue 23), through four real kvfs daemons of one store:
+"""The bounded shared tier, through four real kvfs daemons of one store:
 
 - nodes write a stream of new chunks three times store_capacity while another node keeps reading
   a hot set: the chunk bytes under the prefix stay within the stated slack of the capacity at

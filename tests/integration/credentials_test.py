@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Temporary credentials through the real daemon on the S3 test server (issue 13 §1, §5): the
-credential endpoints are emulated on loopback (tests/objstore/cred_server.py: IMDSv2, container
-credentials, STS AssumeRoleWithWebIdentity) and hand out the test server's keys with a lifetime of
-a few seconds, so kvfs must refresh them while it works.
+"""Temporary credentials through the real daemon on the S3 test server: the credential endpoints are
+emulated on loopback (tests/objstore/cred_server.py: IMDSv2, container credentials, STS
+AssumeRoleWithWebIdentity) and hand out the test server's keys with a lifetime of a few seconds, so
+kvfs must refresh them while it works.
 
 - instance metadata (IMDSv2): two nodes write and read chunks for ~12 s while the credentials
   expire every 4 s: 0 errors, refreshes counted by the emulator;

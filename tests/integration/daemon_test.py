@@ -516,7 +516,7 @@ def du(path):
 
 
 def case_memory(ctx):
-    """Memory bound (issue 4 section 5): stream > 4x cache_size through a 64 MiB cache."""
+    """Memory bound: stream > 4x cache_size through a 64 MiB cache."""
     store = ctx.store()
     cache_size = 64 * MIB
     chunk_size = 16 * MIB

@@ -1,8 +1,8 @@
-"""The engines' disk tiers as they ship in 2026-11 (issue 22 item 5), system call for system call:
-vLLM 0.33.0's fs tier, SGLang HiCacheFile with direct_io and SGLang fast_file, Dynamo KVBM's disk
-tier (scratch file and new_at_path). Same interface as engine_patterns.py (path, lookup, store,
-load, evict, scan); registered in engine_patterns.ENGINES. Read from the engines' code and
-rewritten here (nothing copied); each class names the file and version it follows.
+"""The engines' disk tiers as they ship in 2026-11, system call for system call: vLLM 0.33.0's fs
+tier, SGLang HiCacheFile with direct_io and SGLang fast_file, Dynamo KVBM's disk tier (scratch file
+and new_at_path). Same interface as engine_patterns.py (path, lookup, store, load, evict, scan);
+registered in engine_patterns.ENGINES. Read from the engines' code and rewritten here (nothing
+copied); each class names the file and version it follows.
 Python 3 stdlib only. Not thread-safe per instance unless a class says so (the bench's threads
 share one instance: VllmFs, SglangDirectIo, SglangFastFile and DynamoKvbmAtPath keep no state
 between calls but a lock-guarded LRU; DynamoKvbm guards its slot map with a lock).

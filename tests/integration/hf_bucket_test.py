@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Hugging Face Storage Buckets through the real daemon (issue 13 §3), against a loopback
-emulator of the gateway's addressing (tests/objstore/hf_gateway.py: one endpoint path per
-namespace, SigV4 verified over the path as sent, forwarded to the S3 test server).
+"""Hugging Face Storage Buckets through the real daemon, against a loopback emulator of the
+gateway's addressing (tests/objstore/hf_gateway.py: one endpoint path per namespace, SigV4 verified
+over the path as sent, forwarded to the S3 test server).
 
 - `kvfs hf://buckets/<ns>/<bucket>/<prefix>` with the gateway endpoint: chunks written (one PUT
   and multipart) land under <prefix>/ in the bucket and read back byte-exact on a second node;

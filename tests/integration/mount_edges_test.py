@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The mount's sharp edges (issue 21), each through the real daemon binary: the AWS SDKs'
-AWS_ENDPOINT_URL convention, a SOURCE that smuggles libfuse options, relative paths, running out
-of file descriptors, a credential_process that never answers, the stale-upload collection.
+"""The mount's sharp edges, each through the real daemon binary: the AWS SDKs' AWS_ENDPOINT_URL
+convention, a SOURCE that smuggles libfuse options, relative paths, running out of file descriptors,
+a credential_process that never answers, the stale-upload collection.
 
     mount_edges_test.py --kvfs PATH/kvfs --backend dir|s3 [--only CASE[,CASE...]]
 

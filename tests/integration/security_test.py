@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Security tests through the real daemon binary (issue 12): the cache directory against another
-local user (planted symlinks, foreign owner, writable by others), a second unprivileged user on a
-real mount (allow_other implies default_permissions; uid/gid/umask), and the warnings about
-secrets on the command line or in readable config files, plain http and verify_tls=false.
+"""Security tests through the real daemon binary: the cache directory against another local user
+(planted symlinks, foreign owner, writable by others), a second unprivileged user on a real mount
+(allow_other implies default_permissions; uid/gid/umask), and the warnings about secrets on the
+command line or in readable config files, plain http and verify_tls=false.
 
     security_test.py --kvfs PATH/kvfs --backend dir|s3 [--only CASE[,CASE...]]
 

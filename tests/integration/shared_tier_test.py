@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One tier shared by several nodes (issue 22), through real kvfs daemons of one store:
+"""One tier shared by several nodes, through real kvfs daemons of one store:
 
 - an engine's delete under the default unlink_policy (local) removes the name on that node only:
   it reads as missing there (past the metadata TTL, and in listings) while the other nodes still

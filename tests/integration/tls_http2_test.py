@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""TLS with a private CA, and HTTP/2, through the real daemon (issue 13 §4): Debian's nghttpx
-terminates TLS (ALPN h2 and http/1.1) in front of the S3 test server, with a CA and a server
-certificate for 127.0.0.1 this test generates.
+"""TLS with a private CA, and HTTP/2, through the real daemon: Debian's nghttpx terminates TLS (ALPN
+h2 and http/1.1) in front of the S3 test server, with a CA and a server certificate for 127.0.0.1
+this test generates.
 
 - `ca_bundle` = the generated CA: mounts, writes and reads (multipart included) byte-exact.
 - Without it (the system's store) or with a different CA: the mount fails, naming the endpoint

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Whole chunks, really (issues 21 and 27), through real kvfs daemons of one store:
+"""Whole chunks, really, through real kvfs daemons of one store:
 
 - who publishes: only the writer's own last close - not a child's copy of the descriptor (closed
   at exec or exit, killed or not), not the shell's dup2 + close (`cat > f`, `echo > f`,

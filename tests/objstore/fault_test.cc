@@ -300,8 +300,8 @@ TEST_F(FaultTest, CompleteMultipartThatFailedAfterApplyingIsDetected) {
   EXPECT_FALSE(Requests("HEAD").empty()) << "the client checks with HEAD after a failed complete";
 }
 
-// issue 21 §3: a close() completes its multipart upload under blocking_timeout. The retries after
-// a stalled completion ran on the loop thread under operation_timeout_ms only (30-80 s).
+// A close() completes its multipart upload under blocking_timeout. The retries after a stalled
+// completion used to run on the loop thread under operation_timeout_ms only (30-80 s).
 TEST_F(FaultTest, StalledCompleteEndsByTheCallersDeadline) {
   auto store = MakeStore(4, /*stall_ms=*/20000, /*op_ms=*/20000);
   std::string part = Bytes(1000, 5);

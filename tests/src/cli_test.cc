@@ -279,8 +279,8 @@ TEST(DocumentationTest, ManPageCoversEveryKey) {
   }
 }
 
-// SOURCE goes into libfuse's option string as fsname (issue 21 section 8): a comma in it must not
-// start another option, and a backslash must not escape the character after it.
+// SOURCE goes into libfuse's option string as fsname: a comma in it must not start another option,
+// and a backslash must not escape the character after it.
 TEST(CommandLineTest, FuseOptionValuesAreEscapedForLibfuse) {
   EXPECT_EQ(EscapeFuseOptionValue("s3://b/p"), "s3://b/p");
   EXPECT_EQ(EscapeFuseOptionValue("s3://b/p,allow_other"), "s3://b/p\\,allow_other");
@@ -293,8 +293,8 @@ TEST(CommandLineTest, FuseOptionValuesAreEscapedForLibfuse) {
   EXPECT_EQ(EscapeFuseOptionValue(cmd->fuse_options[0]), "fsname=x\\,allow_other");
 }
 
-// The daemon runs in "/" once it detaches (issue 21 section 5): relative paths are taken from
-// the directory kvfs was started in before that.
+// The daemon runs in "/" once it detaches: relative paths are taken from the directory kvfs was
+// started in before that.
 TEST(CommandLineTest, RelativePathsAreMadeAbsolute) {
   char saved[4096];
   ASSERT_NE(getcwd(saved, sizeof(saved)), nullptr);
@@ -317,7 +317,7 @@ TEST(CommandLineTest, RelativePathsAreMadeAbsolute) {
   ASSERT_EQ(chdir(saved), 0);
 }
 
-// -s as libfuse means it (issue 21 section 14): one FUSE thread.
+// -s as libfuse means it: one FUSE thread.
 TEST(CommandLineTest, SingleThreadedMeansOneFuseThread) {
   auto cmd = Parse({"-s", "s3://b", "/m"});
   ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
@@ -329,8 +329,8 @@ TEST(CommandLineTest, SingleThreadedMeansOneFuseThread) {
   EXPECT_EQ(ResolveConfig(*cmd, NoEnv())->fuse_threads, KvfsConfig{}.fuse_threads);
 }
 
-// The daemon is not dumpable unless core_dumps says so (issue 21 section 14): checked in a
-// child, since it cannot be undone.
+// The daemon is not dumpable unless core_dumps says so (a core would show the credentials it
+// holds): checked in a child, since it cannot be undone.
 TEST(ProcessSetupTest, ProtectMemoryTurnsOffDumps) {
   for (bool core_dumps : {false, true}) {
     pid_t pid = fork();

@@ -342,7 +342,7 @@ TEST(ConfigTest, ApplyConfigValueUnknownKey) {
   EXPECT_EQ(st.code(), StatusCode::kNotFound);
 }
 
-// Owner and modes of the files the mount shows (issue 12): numeric ids, an octal umask.
+// Owner and modes of the files the mount shows: numeric ids, an octal umask.
 TEST(ConfigTest, OwnerAndUmaskKeys) {
   KvfsConfig c;
   EXPECT_EQ(c.uid, -1);

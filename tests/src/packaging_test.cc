@@ -72,8 +72,8 @@ TEST(PackagingTest, FstabExamplesParse) {
   EXPECT_GE(lines, 4);
 }
 
-// The unit lets the daemon hold many descriptors (issue 21 section 6): kvfs raises its soft limit
-// to the hard one, and systemd's default hard limit is too low for a busy engine.
+// The unit lets the daemon hold many descriptors: kvfs raises its soft limit to the hard one, and
+// systemd's default hard limit is too low for a busy engine.
 TEST(PackagingTest, ServiceSetsTheOpenFileLimit) {
   std::ifstream in(kDir + "/kvfs@.service");
   ASSERT_TRUE(in.good());

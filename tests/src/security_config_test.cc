@@ -1,6 +1,6 @@
-// Warnings about unsafe settings (issue 12): a secret on the command line or in a config file
-// other users can read, a plain-http endpoint, verify_tls=false. Each names the setting or file
-// and the fix, is logged once, and never holds the secret itself; --dump-config keeps redacting.
+// Warnings about unsafe settings: a secret on the command line or in a config file other users can
+// read, a plain-http endpoint, verify_tls=false. Each names the setting or file and the fix, is
+// logged once, and never holds the secret itself; --dump-config keeps redacting.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -197,7 +197,7 @@ TEST(TransportWarningTest, HttpsAndLocalDirectoriesAreQuiet) {
   EXPECT_EQ(log.text(), "");
 }
 
-// /metrics on every interface has no TLS and no authentication (issue 21 section 14): warned.
+// /metrics on every interface has no TLS and no authentication: warned.
 TEST(TransportWarningTest, MetricsOnEveryInterface) {
   auto c = Resolve({"s3://b", "/m", "-o", "metrics_listen=0.0.0.0:9464"});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -211,7 +211,7 @@ TEST(TransportWarningTest, MetricsOnEveryInterface) {
   EXPECT_EQ(Joined(SecurityWarnings(*c)).find("metrics_listen"), std::string::npos);
 }
 
-// A password in the endpoint URL (issue 21 section 14) never reaches --dump-config or messages.
+// A password in the endpoint URL never reaches --dump-config or messages.
 TEST(SecretWarningTest, EndpointUserinfoIsRedacted) {
   EXPECT_EQ(s3::RedactEndpoint("http://user:" + std::string(kSecret) + "@minio:9000/x"),
             "http://<redacted>@minio:9000/x");

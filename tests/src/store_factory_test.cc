@@ -107,9 +107,9 @@ TEST(StoreFactoryTest, RegionIsDiscoveredOnlyOnAwsWhenNotGiven) {
   EXPECT_TRUE(EffectiveS3Options(dotted).path_style) << "dots: AWS's certificate would not match";
 }
 
-// The AWS SDKs' convention, as MinIO and Ceph users configure it (issue 21 section 12): an
-// endpoint from AWS_ENDPOINT_URL(_S3) decides the addressing as a configured one does, and
-// --dump-config names it rather than AWS's regional endpoint.
+// The AWS SDKs' convention, as MinIO and Ceph users configure it: an endpoint from
+// AWS_ENDPOINT_URL(_S3) decides the addressing as a configured one does, and --dump-config names it
+// rather than AWS's regional endpoint.
 TEST(StoreFactoryTest, EndpointFromTheEnvironmentIsPathStyleOffAws) {
   const char* kVars[] = {"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"};
   for (const char* var : kVars) {
@@ -139,8 +139,8 @@ TEST(StoreFactoryTest, EndpointFromTheEnvironmentIsPathStyleOffAws) {
   unsetenv("AWS_ENDPOINT_URL_S3");
 }
 
-// Stale multipart uploads (issue 21 section 10): aborted only under kvfs's own prefix; at a
-// bucket's root, where other applications' uploads are listed too, only when asked.
+// Stale multipart uploads: aborted only under kvfs's own prefix; at a bucket's root, where other
+// applications' uploads are listed too, only when asked.
 TEST(StoreFactoryTest, StaleUploadsAreCollectedOnlyUnderAPrefixUnlessAsked) {
   EXPECT_TRUE(CollectsStaleUploads("kv/", 3600, false));
   EXPECT_FALSE(CollectsStaleUploads("", 3600, false));

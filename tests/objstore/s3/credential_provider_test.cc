@@ -114,8 +114,8 @@ TEST(CredentialProcessTest, FailuresNameTheProfileNotTheCommand) {
   EXPECT_EQ(r->expiration, SystemTime::max()) << "no Expiration: never expires";
 }
 
-// A command that never answers (issue 21 section 7) is killed with everything it started, and
-// the error names the setting; a helper that keeps the output open is killed too.
+// A command that never answers is killed with everything it started, and the error names the
+// setting; a helper that keeps the output open is killed too.
 TEST(CredentialProcessTest, HungCommandIsKilledWithItsGroup) {
   const std::string pidfile = ::testing::TempDir() + "/kvfs-credproc-child";
   unlink(pidfile.c_str());
