@@ -42,8 +42,12 @@ WRITE_BACK_OPTS = dict(MOUNT_OPTS, write_back="true")
 NODE_OPTS = {"A": MOUNT_OPTS, "B": MOUNT_OPTS, "W": WRITE_BACK_OPTS}
 TEMP_PATTERNS = ["*.tmp", "*.tmp.*", "*.tmp[0-9a-f]*"]  # kvfs's default temp_patterns
 DAEMON_PIDS = []  # the kvfs daemons: children of this subreaper that kill_orphans keeps
+TWO_NODE_CHECKS = 25  # two_node_checks.py's PASS/FAIL lines: fewer means a check did not run
 
-# (name, node, time limit in s, extra env, test files of LMCache's sdist). Left out, and why:
+# (name, node, time limit in s, extra env, test files of LMCache's sdist, tests expected to pass
+# at least: fewer fails the group - a file that skips at module level, e.g. pytest.importorskip
+# of a package the venv lost, or a release that collects fewer tests, must not shrink the run in
+# silence). Left out, and why:
 #  tests/v1/distributed/test_nixl_native_integration.py: every test skips, "optional lmcache_nixl
 #    extension is not built" (the 0.5.6 wheel does not ship it);
 #  tests/v1/test_nixl_storage.py: its collection does not end (> 60 s at full CPU, on local disk
@@ -66,7 +70,7 @@ GROUPS = [
         "tests/v1/internal_api_server/test_load_fs_chunks.py",
         "tests/v1/distributed/test_memory_capacity.py",
         "tests/v1/distributed/test_native_connector_l2_adapter.py",
-    ]),
+    ], 229),
     ("disk-tiers-write-back", "W", 300, {}, [
         "tests/v1/distributed/test_fs_l2_adapter_delete.py",
         "tests/v1/distributed/test_fs_l2_adapter_keys.py",
@@ -74,23 +78,23 @@ GROUPS = [
         "tests/v1/storage_backend/test_local_disk_backend.py",
         "tests/v1/distributed/serde/test_serde_fs_e2e.py",
         "tests/v1/internal_api_server/test_load_fs_chunks.py",
-    ]),
+    ], 96),
     ("nixl", "B", 300, {}, [
         "tests/v1/storage_backend/test_nixl_shared_pool.py",
         "tests/v1/distributed/test_nixl_store_l2_adapter.py",
         "tests/v1/distributed/test_nixl_store_dynamic_l2_adapter.py",
         "tests/v1/distributed/test_nixl_native_l2_adapter.py",
         "tests/disagg/test_nixl_storage_backend.py",
-    ]),
+    ], 143),
     # Real `lmcache server` processes and a coordinator sharing an `fs` L2 pool on the mount.
     ("mp-e2e", "A", 600, {"RUN_MP_E2E": "1"}, [
         "tests/v1/mp_coordinator/test_mp_server_e2e.py",
-    ]),
+    ], 7),
     # DAX L2 and DEVDAX L1 map a file on the mount MAP_SHARED and write through the mapping.
     ("dax-mmap", "B", 300, {}, [
         "tests/v1/distributed/test_dax_l2_adapter.py",
         "tests/v1/distributed/test_devdax_l1_allocator.py",
-    ]),
+    ], 74),
 ]
 
 # Tests left out by id, with the reason (counted as skipped, the reason printed): they need what
@@ -146,25 +150,12 @@ def collect(py, sdist, files, work):
     return ids
 
 
-def run_group(py, sdist, work, name, node, mnt, limit, env_extra, files, tally):
-    ids = collect(py, sdist, files, work)
-    base = os.path.join(mnt, "engines-" + name)
-    tmp = os.path.join(base, "tmp")
-    os.makedirs(tmp, exist_ok=True)
-    outcomes = os.path.join(work, name + ".outcomes.jsonl")
-    log = os.path.join(work, name + ".log")
-    env = dict(os.environ, TMPDIR=tmp, KVFS_OUTCOMES=outcomes,
-               PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""), **env_extra)
-    # Default capture (no -s, no --capture=...). log_cli off only keeps the log file small.
-    cmd = [py, "-m", "pytest", "-p", "kvfs_outcomes", "-p", "no:cacheprovider", "-rfEs",
-           "-o", "log_cli=false", "--basetemp", os.path.join(base, "basetemp")] + files
-    for tid in [t for t in ids if t in DESELECT]:
-        cmd += ["--deselect", tid]
-        ids.remove(tid)
-        tally.add(tid, "skipped", "left out: " + DESELECT[tid])
-    say("%s: %d tests on node %s (TMPDIR and --basetemp under %s), limit %d s"
-        % (name, len(ids), node, base, limit))
-    t0 = time.time()
+RETRY_ON = ["address already in use"]  # failures of LMCache's harness, not of the file system
+
+
+def run_pytest(cmd, sdist, env, outcomes, log, limit):
+    """Runs one pytest; returns ({test id: (outcome, message)}, exit code, how it ended)."""
+    env = dict(env, KVFS_OUTCOMES=outcomes)
     with open(log, "w") as out:
         p = subprocess.Popen(cmd, cwd=sdist, env=env, stdout=out, stderr=subprocess.STDOUT,
                              start_new_session=True)
@@ -194,6 +185,42 @@ def run_group(py, sdist, work, name, node, mnt, limit, env_extra, files, tally):
                 # A failed setup or teardown makes the test failed even when its call passed.
                 if prev is None or prev[0] in ("passed", "skipped"):
                     got[rec["id"]] = (rec["outcome"], rec["msg"])
+    return got, rc, how
+
+
+def run_group(py, sdist, work, name, node, mnt, limit, env_extra, files, expect, tally):
+    ids = collect(py, sdist, files, work)
+    base = os.path.join(mnt, "engines-" + name)
+    tmp = os.path.join(base, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    outcomes = os.path.join(work, name + ".outcomes.jsonl")
+    log = os.path.join(work, name + ".log")
+    env = dict(os.environ, TMPDIR=tmp, KVFS_OUTCOMES=outcomes,
+               PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""), **env_extra)
+    # Default capture (no -s, no --capture=...). log_cli off only keeps the log file small.
+    cmd = [py, "-m", "pytest", "-p", "kvfs_outcomes", "-p", "no:cacheprovider", "-rfEs",
+           "-o", "log_cli=false", "--basetemp", os.path.join(base, "basetemp")] + files
+    for tid in [t for t in ids if t in DESELECT]:
+        cmd += ["--deselect", tid]
+        ids.remove(tid)
+        tally.add(tid, "skipped", "left out: " + DESELECT[tid])
+    say("%s: %d tests on node %s (TMPDIR and --basetemp under %s), limit %d s"
+        % (name, len(ids), node, base, limit))
+    t0 = time.time()
+    got, rc, how = run_pytest(cmd, sdist, env, outcomes, log, limit)
+    # A test that lost a race for a loopback port in LMCache's own harness (it picks a free
+    # port, then its server binds it later) runs once more, alone; said in the output.
+    again = [t for t in ids if got.get(t, ("", ""))[0] == "failed"
+             and any(r in got[t][1] for r in RETRY_ON)]
+    if again:
+        say("%s: %d test(s) lost a port race in LMCache's harness (%s): run once more"
+            % (name, len(again), ", ".join(RETRY_ON)))
+        base_cmd = [a for a in cmd if a not in files]
+        retried, _, _ = run_pytest(base_cmd + again, sdist, env, outcomes + ".retry",
+                                   log + ".retry", limit)
+        for t in again:
+            if t in retried:
+                got[t] = retried[t]
     before = (tally.passed, tally.failed, tally.skipped)
     for tid in ids:
         outcome, msg = got.pop(tid, ("failed", "no result: pytest %s before reporting it" % how))
@@ -203,6 +230,10 @@ def run_group(py, sdist, work, name, node, mnt, limit, env_extra, files, tally):
     p_, f_, s_ = (a - b for a, b in zip((tally.passed, tally.failed, tally.skipped), before))
     say("%s: %d pass, %d fail, %d skip; pytest %s (%.0f s; log %s)"
         % (name, p_, f_, s_, how, time.time() - t0, log))
+    if p_ < expect:
+        tally.add("group " + name, "failed", "%d tests passed, at least %d expected: the run "
+                  "shrank (a test file skipped at module level, a missing import, fewer tests "
+                  "collected); see the skips below" % (p_, expect))
     if rc not in (0, 1):  # not a normal "tests failed" exit: show how it ended
         with open(log, errors="replace") as f:
             tail = f.read()[-3000:]
@@ -294,6 +325,9 @@ def run_two_node(py, a, b, c, work, tally):
     if r.returncode not in (0, 1) or seen == 0:
         tally.add("two-node checks", "failed", "two_node_checks.py exit %d (stderr in %s)"
                   % (r.returncode, log))
+    elif seen < TWO_NODE_CHECKS:
+        tally.add("two-node checks", "failed", "%d checks reported, %d expected" % (
+            seen, TWO_NODE_CHECKS))
 
 
 def check(tally, what, fn):
@@ -351,10 +385,10 @@ def run_all(py, args, only, ctx, work, tally):
         nodes = {n: dt.Daemon(ctx, store, ctx.path("mnt-" + n), ctx.path("cache-" + n),
                               o, name=n) for n, o in NODE_OPTS.items()}
         DAEMON_PIDS.extend(d.pid for d in nodes.values())
-        for name, node, limit, env, files in GROUPS:
+        for name, node, limit, env, files, expect in GROUPS:
             if not only or name in only:
                 run_group(py, args.sdist, work, name, node, nodes[node].mnt, limit, env, files,
-                          tally)
+                          expect, tally)
         if not only or "disk-tiers-write-back" in only:
             def wrote_back(w=nodes["W"]):
                 s = w.stats()

@@ -39,6 +39,24 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2
 fi
 
+# The modules the tests and checks use import, from the venv (a missing dependency fails here,
+# not in the middle of a run), and lmcache is the wheel. Run on every reuse too: a venv whose
+# stamp matches but whose packages were damaged (a partial cleanup, a disk error) would otherwise
+# turn whole test files into module-level skips, and the run into fewer tests.
+check_imports() {
+  (cd "$VENV/src/${LMCACHE/==/-}" && "$VENV/bin/python" - >&2) <<'PY'
+import importlib, os, sys
+for m in ["lmcache", "lmcache.v1.distributed.l2_adapters.fs_l2_adapter", "nixl._api",
+          "lmcache.v1.storage_backend.local_disk_backend", "pytest",
+          "vllm.v1.kv_offload.tiering.fs.manager", "sglang.srt.mem_cache.hicache_storage",
+          "sglang.srt.mem_cache.storage.file.lru_file_evictor"]:
+    importlib.import_module(m)
+import lmcache
+assert lmcache.__file__.startswith(sys.prefix), "lmcache imported from %s" % lmcache.__file__
+print("imports ok; lmcache from", os.path.dirname(lmcache.__file__))
+PY
+}
+
 # What the venv is made of; a change to any of it (not to comments here) means a rebuild.
 want=$( { cat "$LOCK"; echo "${NODEPS[*]} $LMCACHE $SDIST_SHA256 layout=1";
   "$PY" -c 'import sys; print(sys.version, sys.executable)'; } | sha256sum | cut -c1-32)
@@ -47,9 +65,12 @@ mkdir -p "$(dirname "$VENV")"
 exec 9>"$VENV.lock"
 flock 9
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
-  say "reusing $VENV"
-  echo "$VENV"
-  exit 0
+  if check_imports; then
+    say "reusing $VENV"
+    echo "$VENV"
+    exit 0
+  fi
+  say "$VENV matches its pins but its imports fail: building it again"
 fi
 
 avail=$(df -Pk "$(dirname "$VENV")" | awk 'NR==2 {print $4}')
@@ -78,20 +99,7 @@ echo "$SDIST_SHA256  $tarball" | sha256sum -c --quiet - >&2
 tar -xzf "$tarball" -C "$src" "${LMCACHE/==/-}/tests" "${LMCACHE/==/-}/pytest.ini"
 rm -f "$tarball"
 
-# The modules the tests and checks use import, from the venv (a missing dependency fails here,
-# not in the middle of a run), and lmcache is the wheel.
-(cd "$src/${LMCACHE/==/-}" && "$P" - >&2) <<'PY'
-import importlib, os, sys
-for m in ["lmcache", "lmcache.v1.distributed.l2_adapters.fs_l2_adapter", "nixl._api",
-          "lmcache.v1.storage_backend.local_disk_backend", "pytest",
-          "vllm.v1.kv_offload.tiering.fs.manager", "sglang.srt.mem_cache.hicache_storage",
-          "sglang.srt.mem_cache.storage.file.lru_file_evictor"]:
-    importlib.import_module(m)
-import lmcache
-assert lmcache.__file__.startswith(sys.prefix), "lmcache imported from %s" % lmcache.__file__
-print("imports ok; lmcache from", os.path.dirname(lmcache.__file__))
-PY
-
+check_imports
 # Every installed distribution's requirements are met for this interpreter (a dependency behind
 # a marker, like redis's async-timeout below Python 3.11.3, is caught here), except vllm's and
 # sglang's own pins, which --no-deps leaves unmet on purpose.
