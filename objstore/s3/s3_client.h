@@ -61,7 +61,7 @@ struct S3Call {
 
 class S3Client {
  public:
-  // Resolves endpoint, credentials and CA bundle; starts the engine (s3_client_open.cc).
+  // Resolves endpoint, credentials and CA bundle; starts the engine.
   static Result<std::unique_ptr<S3Client>> Create(const S3Options& options);
   ~S3Client();  // Shutdown()
   // Cancels what is queued or in flight (callbacks see kCancelled) and stops the loop thread.

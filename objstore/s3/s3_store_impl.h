@@ -1,6 +1,7 @@
-// S3Store: the ObjectStore on S3 (internal; use NewS3Store from s3_store.h). Read-side and simple
-// operations live in s3_store.cc, writes (PUT, multipart, copy) in s3_write.cc, the listing of
-// unfinished uploads in s3_uploads.cc.
+// S3Store: the ObjectStore on S3 (internal; use NewS3Store from s3_store.h), defined in
+// s3_store.cc - but for CompleteMultipartUpload, whose protocol (the one non-idempotent request:
+// a HEAD decides whether a failed attempt is sent again) is a concept of its own, CompleteOp in
+// s3_complete.cc.
 //
 // Thread-safe: immutable after construction; all I/O goes through the thread-safe S3Client.
 #pragma once
