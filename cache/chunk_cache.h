@@ -36,11 +36,11 @@ class CacheDir;
 class ChunkCache;
 
 struct ChunkCacheOptions {
-  std::string dir;               // created 0700 if absent
-  uint64_t capacity = 0;         // bytes of entries (content) kept at most
-  double high_watermark = 0.85;  // start evicting above this fraction of capacity ...
-  double evict_ratio = 0.2;      // ... and free this fraction of capacity
-  bool verify_at_open = false;   // check every recovered entry's checksum in Open (slow, eager)
+  std::string dir;                  // created 0700 if absent
+  uint64_t capacity = 16ull << 30;  // cache_size: bytes of entries (content) kept at most
+  double high_watermark = 0.85;     // start evicting above this fraction of capacity ...
+  double evict_ratio = 0.2;         // ... and free this fraction of capacity
+  bool verify_at_open = false;      // check every recovered entry's checksum in Open (slow, eager)
 };
 
 // What EntryRef and FillRef share: the cache, the entry they hold and an open fd on its file.

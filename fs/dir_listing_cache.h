@@ -12,7 +12,7 @@
 // "<root>/<model>/.../<hhh>/<hh>/<hash>.bin", mkdir -p of those levels) cost the store nothing
 // below the first missing level.
 //
-// A lookup's own LIST (fs/fs_lookup.cc) that saw every key under a directory records that
+// A lookup's own LIST (fs/filesystem.cc, Lookups) that saw every key under a directory records that
 // directory's names too (RecordListing), so misses anywhere in a subtree one lookup listed whole
 // cost nothing.
 //
@@ -24,8 +24,8 @@
 //
 // It also keeps what lookups found in each directory (NoteChild): in a directory where they
 // found files and never a subdirectory - a chunk directory - a name is looked up with one HEAD
-// rather than one LIST (FilesOnly; fs_lookup.cc). That knowledge lasts shape_ttl after the last
-// find.
+// rather than one LIST (FilesOnly; filesystem.cc, Lookups). That knowledge lasts shape_ttl after
+// the last find.
 //
 // Memory: at most options.max_total_names names across all listings (the oldest listings are
 // dropped to make room; ~150 bytes a name with a 60-byte key, estimated) and kMaxDirs directory
@@ -86,7 +86,7 @@ class DirListingCache {
 
   // The directory with listing prefix `dir` ("a/b/") was just found to hold no key at all.
   void RecordEmpty(const std::string& dir) EXCLUDES(mu_);
-  // A listing begun at `started` (by a lookup, fs_lookup.cc) saw every key under `dir`: `names`,
+  // A listing begun at `started` (by a lookup, filesystem.cc) saw every key under `dir`: `names`,
   // the keys of its files and of its directories (without their '/').
   void RecordListing(const std::string& dir, std::unordered_set<std::string> names, Time started)
       EXCLUDES(mu_);

@@ -1,15 +1,32 @@
-// Filesystem: construction, and the paths and keys of names. Lookups and what a name resolves to
-// are in fs_lookup.cc, attributes and statfs in fs_attr.cc, open and read in fs_open.cc, the write
-// path in fs_write.cc, directory operations, unlink and rename in fs_dir.cc.
+// Filesystem: the whole class in one file, in the order a request meets it - construction and
+// the paths and keys of names, lookups (what a name resolves to), attributes and statfs, open and
+// read, the write path (each transition asked of the LocalFile, fs/local_file.h), directories,
+// unlink and rename.
 #include "fs/filesystem.h"
 
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <linux/fs.h>  // RENAME_NOREPLACE, RENAME_EXCHANGE
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <atomic>
+#include <ctime>
+#include <map>
+#include <unordered_set>
 
 #include "cache/cache_dir.h"
+#include "fs/list_loop_guard.h"
 #include "fs/process_state.h"
+#include "fs/read/lazy_read_handle.h"
 
 namespace kvfs {
+
+// ===============================================================================================
+// Construction, paths and keys
+// ===============================================================================================
 
 namespace {
 
@@ -122,5 +139,1277 @@ std::string Filesystem::Display(const std::vector<std::string>& path) {
 }
 
 size_t Filesystem::LocalFileCount() const { return local_files_.size(); }
+
+// ===============================================================================================
+// Lookups
+//
+// Filesystem lookups: what a name resolves to (a local file being written, the metadata cache, a
+// local copy of its chunk, else the store), and which process may see a file being written.
+//
+// Lookups that need the store, with directories: one LIST per lookup.
+//
+// The kernel looks a path up one component at a time, and each component this node has not seen
+// used to cost a HEAD (is it a file?) and a one-key LIST (is it a directory?): ~5 requests for a
+// chunk of vLLM's or llm-d's "<root>/<model>_r0/<hhh>/<hh>_g0/<hash>.bin" on a node new to its
+// directories. Here one LIST with prefix "<key>" and no delimiter answers instead. The
+// store returns keys in byte order, so the page holds the object "<key>" itself first (if any),
+// then siblings that extend the name with a byte below '/' ("<key>-old"), then every key under
+// "<key>/" up to lookup_list_max_keys. That tells file, directory and missing apart, and the keys
+// under "<key>/" answer the lookups of the levels below: their directories and files go to the
+// metadata cache, and each directory the page lists completely becomes a listing that answers
+// misses under it (DirListingCache). The next lookups of the same path cost nothing, so a chunk
+// lookup costs one request whatever its depth (two when the page ends before the chunk's
+// directory: a level of more than lookup_list_max_keys keys).
+//
+// In a chunk directory (lookups there found files and no subdirectory) one HEAD answers instead,
+// at a twelfth of a LIST's price.
+//
+// What is found lives one metadata TTL, as a HEAD's answer would; what is missing lives
+// negative_ttl_ms, or as long as the fleet feed covers it (MissHolds), so other nodes' new chunks
+// show within about a second. A directory exists while any key lies under it (a marker "<key>/"
+// of mkdir included) that this node did not unlink.
+// ===============================================================================================
+
+namespace {
+
+// Whether a sorted listing whose largest key is `last` saw every key starting with `prefix`.
+bool ListedPast(const std::string& last, const std::string& prefix) {
+  return last.compare(0, prefix.size(), prefix) > 0;
+}
+
+// Whether the last component of `key` has a dot after its first character ("x.bin", not ".x").
+bool HasExtension(const std::string& key) {
+  const size_t slash = key.rfind('/');
+  const size_t start = slash == std::string::npos ? 0 : slash + 1;
+  const size_t dot = key.rfind('.');
+  return dot != std::string::npos && dot > start && dot + 1 < key.size();
+}
+
+}  // namespace
+
+Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs_store) {
+  std::shared_ptr<LocalFile> lf = local_files_.Find(key);
+  auto local_node = [&] {
+    Node node;
+    node.kind = MetaEntry::kFile;
+    node.info.key = key;
+    node.info.size = lf->size_now();
+    node.info.mtime_sec = lf->mtime_sec();
+    node.local = lf;
+    return node;
+  };
+  if (lf && lf->temp_now()) return local_node();
+  auto remote = ResolveRemote(key, needs_store);
+  if (needs_store != nullptr && *needs_store) return remote;
+  // A write in progress shows only while no complete object of that name exists: readers of a
+  // chunk being rewritten get the uploaded bytes, never a partial file.
+  if (lf && (!remote.ok() || remote->kind != MetaEntry::kFile)) {
+    return local_node();
+  }
+  return remote;
+}
+
+Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool* needs_store) {
+  Node node;
+  auto hidden = [&] { return Status::NotFound("no such file (unlinked on this node): " + key); };
+  auto e = meta_.Get(key);
+  // A miss older than negative_ttl_ms holds only while the fleet feed says no node stored the
+  // name since; otherwise the store is asked (below).
+  if (e && e->kind == MetaEntry::kMissing && !MissHolds(e->age)) e.reset();
+  if (e) {
+    ++lookups_.local;
+    if (e->kind == MetaEntry::kMissing) {
+      ++lookups_.local_misses;
+      return Status::NotFound("no such file: " + key);
+    }
+    node.kind = e->kind;
+    node.info = e->info;
+    node.ttl_secs = std::chrono::duration<double>(e->left).count();
+    // A listing made after the unlink still holds the object: it stays hidden here.
+    if (node.kind == MetaEntry::kFile && unlinked_.Hides(node.info)) return hidden();
+    return node;
+  }
+  if (listings_.KnownMissing(key)) {
+    ++lookups_.local;
+    ++lookups_.local_misses;
+    meta_.PutMissing(key);
+    return Status::NotFound("no such file: " + key);
+  }
+  if (auto local = ServeLocalCopy(key)) {
+    ++lookups_.local;
+    if (unlinked_.Hides(local->info)) return hidden();
+    return *local;
+  }
+  if (needs_store != nullptr) {
+    *needs_store = true;
+    return Status::Unavailable(key + ": the answer needs the store");
+  }
+  // With directories, one LIST tells file from directory from missing (filesystem.cc, Lookups),
+  // unless the name's directory is a chunk directory: there a HEAD (a twelfth of a LIST's price)
+  // answers.
+  ++lookups_.sent;
+  const bool with_dirs = !codec_.flat() && options_.subdirectories;
+  if (with_dirs && !listings_.FilesOnly(DirListingCache::DirOf(key))) {
+    return ResolveByListing(key);
+  }
+  ++lookups_.sent_heads;
+  auto head = store_->Head(key);
+  if (head.ok()) {
+    head->key = key;
+    return FoundFile(std::move(head).value());
+  }
+  if (head.status().code() != StatusCode::kNotFound) return head.status();
+  // A name without an extension may be a directory another node made among the files: the
+  // LIST tells, unless the fleet feed is read (then a kvfs node's new directory would have
+  // arrived with it, and marked this directory as one with subdirectories). Every engine's chunk
+  // names have an extension (.bin, .pt, .data): a missed chunk costs one request.
+  if (with_dirs && !HasExtension(key) && !(feed_ && feed_->Covers(listings_.Now()))) {
+    return ResolveByListing(key);
+  }
+  return StoreMissed(key);
+}
+
+std::optional<Filesystem::Node> Filesystem::ServeLocalCopy(const std::string& key) {
+  if (options_.cached_chunk_trust_secs == 0 || reader_ == nullptr) return std::nullopt;
+  std::optional<ChunkReader::LocalCopyInfo> copy = reader_->LocalCopy(key);
+  if (!copy) return std::nullopt;
+  const MetaCache::Stale stale = meta_.GetStale(key);
+  Node node;
+  node.kind = MetaEntry::kFile;
+  if (stale.entry) {
+    // The last answer of the store must be about the same object as the local copy.
+    const ObjectInfo& info = stale.entry->info;
+    if (stale.entry->kind != MetaEntry::kFile || info.size != copy->size ||
+        (!info.etag.empty() && !copy->etag.empty() && info.etag != copy->etag)) {
+      return std::nullopt;
+    }
+    if (stale.age > std::chrono::seconds(options_.cached_chunk_trust_secs)) return std::nullopt;
+    node.info = info;
+  } else {
+    // No metadata (evicted, or a restart): the fill was the store's last word on it.
+    if (time(nullptr) - copy->fetched_sec >
+        static_cast<int64_t>(options_.cached_chunk_trust_secs)) {
+      return std::nullopt;
+    }
+    node.info.key = key;
+    node.info.size = copy->size;
+    node.info.etag = copy->etag;
+    node.info.mtime_sec = copy->fetched_sec;
+  }
+  node.info.key = key;
+  revalidator_.Enqueue(node.info, stale.gen);
+  // The kernel asks again soon: once the background check has answered (a delete elsewhere is
+  // then seen here), the answer is the store's again, with the whole TTL.
+  node.ttl_secs = options_.negative_ttl_ms / 1000.0;
+  return node;
+}
+
+Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, bool* needs_store,
+                                   pid_t pid) {
+  KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
+  KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  // A temporary name is never uploaded under that name: without a local file it does not exist,
+  // and the open(O_CREAT) of each engine's temp file costs no request.
+  if (IsTempName(name) && local_files_.Find(key) == nullptr) {
+    return Status::NotFound("no such file (temporary name, local only): " + key);
+  }
+  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
+  FsEntry entry;
+  entry.ttl_secs = node.ttl_secs;
+  if (node.local && !node.local->published_now()) {
+    // A chunk being written: only its writer sees it, and nobody caches the answer, so that
+    // others see it the moment it is published.
+    entry.ttl_secs = 0;
+    if (!VisibleTo(*node.local, pid)) return entry;  // ino 0, not cached
+  }
+  uint64_t ino = inodes_.Ref(parent, name, node.kind == MetaEntry::kDir);
+  entry.attr = AttrOf(ino, node);
+  return entry;
+}
+
+LookupStats Filesystem::LookupStatsNow() const {
+  LookupStats s = lookups_.Snapshot();
+  s.revalidations = revalidator_.checks();
+  s.revalidation_drops = revalidator_.dropped();
+  s.listings = listings_.listings();
+  return s;
+}
+
+double Filesystem::MissTtlSecs(uint64_t parent, const std::string& name) {
+  auto path = ChildPath(parent, name);
+  if (!path.ok()) return 0;
+  auto key = codec_.FileKey(*path);
+  if (!key.ok()) return 0;
+  auto missing = meta_.Get(*key);
+  if (!missing) return 0;  // not cached here (a temp name, caching off): the kernel asks again
+  // The kernel keeps a miss at most negative_ttl_ms from when it was recorded here, or, while the
+  // feed covers it, negative_ttl_ms from now: then the kernel's next lookup is answered here,
+  // without a request, from an entry the feed keeps current (the feed also drops the kernel's
+  // entry when the name arrives).
+  const std::chrono::steady_clock::duration negative =
+      std::chrono::milliseconds(options_.negative_ttl_ms);
+  const bool covered = feed_ && feed_->Covers(listings_.Now() - missing->age);
+  const auto hold = std::min(missing->left, covered ? negative : negative - missing->age);
+  return std::max(0.0, std::chrono::duration<double>(hold).count());
+}
+
+bool Filesystem::MissHolds(std::chrono::steady_clock::duration age) const {
+  if (age < std::chrono::milliseconds(options_.negative_ttl_ms)) return true;
+  return feed_ != nullptr && feed_->Covers(listings_.Now() - age);
+}
+
+void Filesystem::Announce(FeedEvent::Kind kind, const std::string& key, const std::string& etag) {
+  if (feed_ == nullptr) return;
+  FeedEvent event;
+  event.kind = kind;
+  event.info.key = key;
+  event.info.etag = etag;
+  feed_->Announce(std::move(event));
+}
+
+void Filesystem::Invalidate(uint64_t parent, const std::string& name) {
+  MutexLock l(&invalidate_mu_);
+  if (invalidate_) invalidate_(parent, name);
+}
+
+void Filesystem::InvalidateKey(const std::string& key) {
+  const std::string& prefix = codec_.key_prefix();
+  if (key.compare(0, prefix.size(), prefix) != 0) return;
+  std::vector<std::string> parts;
+  for (size_t start = prefix.size();;) {
+    const size_t slash = key.find('/', start);
+    parts.push_back(
+        key.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  if (!parts.empty() && parts.back().empty()) parts.pop_back();  // a directory's marker
+  // With fan-out the namespace is flat: the first component is the hashed directory.
+  if (codec_.flat() && parts.size() == 2) parts.erase(parts.begin());
+  // The kernel may hold a negative entry at the first level it has no inode for (or the name
+  // itself): that one is dropped.
+  uint64_t parent = 1;  // the root
+  for (size_t i = 0; i < parts.size(); ++i) {
+    auto name = NameCodec::DecodeComponent(parts[i]);
+    if (!name) return;
+    auto child = inodes_.Find(parent, *name);
+    if (!child || i + 1 == parts.size()) {
+      Invalidate(parent, *name);
+      return;
+    }
+    parent = *child;
+  }
+}
+
+void Filesystem::ApplyFeed(const FeedEvent& event) {
+  const std::string& key = event.info.key;
+  if (local_files_.Find(key) != nullptr) return;  // being written here: this node's own answer
+  const std::string& prefix = codec_.key_prefix();
+  if (!key.empty() && key.back() == '/') {
+    // A directory's marker (mkdir, rmdir elsewhere): the next lookup of the directory asks.
+    const std::string dir = key.substr(0, key.size() - 1);
+    meta_.Erase(dir);
+    if (event.kind == FeedEvent::kStored) {
+      listings_.NoteAdded(dir);
+      listings_.NoteChild(dir, /*is_dir=*/true);
+    }
+    InvalidateKey(key);
+    return;
+  }
+  if (event.kind == FeedEvent::kStored) {
+    // Every directory above the chunk exists now: misses of them cached here are over.
+    for (size_t slash = key.find('/', prefix.size()); slash != std::string::npos;
+         slash = key.find('/', slash + 1)) {
+      const std::string dir = key.substr(0, slash);
+      meta_.PutDir(dir);
+      listings_.NoteChild(dir, /*is_dir=*/true);  // its parent holds a directory
+    }
+  }
+  if (event.kind == FeedEvent::kRemoved) {
+    // Asked again at the next lookup (a later store by another node may already be there).
+    meta_.Erase(key);
+    reader_->Invalidate(key);
+  } else {
+    if (unlinked_.Hides(event.info)) return;  // unlinked here: stays hidden
+    if (event.info.etag.empty()) {
+      meta_.Erase(key);  // found at the next lookup, with its ETag
+    } else {
+      meta_.PutFile(event.info);
+      learnt_sizes_.Observe(key, event.info.size);
+    }
+    listings_.NoteAdded(key);
+    listings_.NoteChild(key, /*is_dir=*/false);
+  }
+  InvalidateKey(key);
+}
+
+void Filesystem::Forget(uint64_t ino, uint64_t nlookup) { inodes_.Forget(ino, nlookup); }
+
+pid_t Filesystem::ProcessOf(pid_t pid) const {
+  return pid > 0 && probe_.thread_group ? probe_.thread_group(pid) : 0;
+}
+
+bool Filesystem::VisibleTo(const LocalFile& lf, pid_t pid) const {
+  if (lf.published_now()) return true;
+  const pid_t owner = lf.owner();
+  if (owner == 0) return true;  // written from a pid namespace we cannot see into
+  const pid_t tgid = ProcessOf(pid);
+  // The creator too: a process that opens a log file and hands it to a server process reads
+  // what the server writes.
+  return tgid == 0 || tgid == owner || tgid == lf.creator();
+}
+
+Status Filesystem::StoreMissed(const std::string& key) {
+  ++lookups_.sent_misses;
+  unlinked_.Forget(key);  // gone from the store: a new object of that name will show
+  meta_.PutMissing(key);
+  listings_.NoteMiss(key);
+  return Status::NotFound("no such file: " + key);
+}
+
+Result<Filesystem::Node> Filesystem::FoundFile(ObjectInfo info) {
+  if (unlinked_.Hides(info)) {
+    meta_.PutMissing(info.key);  // asked again after a TTL: has the object changed?
+    return Status::NotFound("no such file (unlinked on this node): " + info.key);
+  }
+  meta_.PutFile(info);
+  listings_.NoteChild(info.key, /*is_dir=*/false);
+  learnt_sizes_.Observe(info.key, info.size);
+  Node node;
+  node.kind = MetaEntry::kFile;
+  node.info = std::move(info);
+  return node;
+}
+
+Result<Filesystem::Node> Filesystem::ResolveByListing(const std::string& key) {
+  const auto started = listings_.Now();
+  ListRequest req;
+  req.prefix = key;
+  req.max_keys = options_.lookup_list_max_keys;
+  ++lookups_.sent_lists;
+  auto listed = store_->List(req);
+  if (!listed.ok()) return listed.status().Annotate("looking up " + key);
+  const ListResult& lr = *listed;
+  const std::string dir = key + "/";
+  std::optional<ObjectInfo> file;
+  bool under = false;
+  // Directory prefix ("a/b/") -> the keys of its children seen (files, and directories without
+  // their '/'), as DirListingCache holds them.
+  std::map<std::string, std::unordered_set<std::string>> children;
+  for (const ObjectInfo& o : lr.objects) {
+    if (o.key == key) {
+      file = o;
+      continue;
+    }
+    if (o.key.compare(0, dir.size(), dir) != 0) continue;  // a sibling, such as "<key>-old"
+    // A name this node unlinked (unlink_policy local) is not there for it: a directory holding
+    // only such names is empty here (and removable: Rmdir).
+    if (unlinked_.Hides(o)) continue;
+    under = true;
+    std::string parent = dir;
+    children[parent];
+    for (size_t start = dir.size();;) {
+      const size_t slash = o.key.find('/', start);
+      if (slash == std::string::npos) {
+        if (start < o.key.size()) {  // a file (else the marker of the directory `parent`)
+          children[parent].insert(o.key);
+          meta_.PutFile(o);
+          listings_.NoteChild(o.key, /*is_dir=*/false);
+          learnt_sizes_.Observe(o.key, o.size);
+        }
+        break;
+      }
+      std::string sub = o.key.substr(0, slash);
+      if (slash > start && children[parent].insert(sub).second) {
+        meta_.PutDir(sub);
+        listings_.NoteChild(sub, /*is_dir=*/true);
+      }
+      parent = o.key.substr(0, slash + 1);
+      children[parent];
+      start = slash + 1;
+    }
+  }
+  const std::string last = lr.objects.empty() ? std::string() : lr.objects.back().key;
+  const bool all_under = !lr.truncated || ListedPast(last, dir);
+  // Every directory this page saw whole answers the misses under it (names created here later
+  // are cached positively for longer than this listing lives: the listing never hides them).
+  for (auto& [prefix, names] : children) {
+    if (!lr.truncated || ListedPast(last, prefix)) {
+      listings_.RecordListing(prefix, std::move(names), started);
+    }
+  }
+  if (file) {
+    file->key = key;
+    return FoundFile(std::move(*file));
+  }
+  if (!under && !all_under) {
+    // The page ended among siblings before reaching "<key>/": ask about the directory alone.
+    ListRequest one;
+    one.prefix = dir;
+    one.max_keys = 1;
+    ++lookups_.sent_lists;
+    KVFS_ASSIGN_OR_RETURN(ListResult lr1, store_->List(one));
+    under = !lr1.objects.empty() || !lr1.common_prefixes.empty();
+    if (!under) listings_.RecordEmpty(dir);
+  }
+  if (under) {
+    meta_.PutDir(key);
+    listings_.NoteChild(key, /*is_dir=*/true);
+    Node node;
+    node.kind = MetaEntry::kDir;
+    node.info.key = key;
+    return node;
+  }
+  // Nothing under "<key>/" either (recorded above as an empty listing when this page saw the
+  // whole range): names below it are known missing too, a walk down a tree that does not exist
+  // yet (mkdir -p) costs nothing more.
+  if (all_under) listings_.RecordEmpty(dir);
+  return StoreMissed(key);
+}
+
+// ===============================================================================================
+// Attributes and statfs
+//
+// Filesystem attributes: of files (from what a name resolves to, or from an open handle when the
+// name is gone), of directories (fixed), their changes (only truncation of a local file), and
+// statfs (the free space of the cache disk, or of the bounded tier).
+// ===============================================================================================
+
+FileAttr Filesystem::DirAttr(uint64_t ino) const {
+  FileAttr a;
+  a.ino = ino;
+  a.is_dir = true;
+  a.mode = S_IFDIR | options_.dir_mode;
+  a.nlink = 2;
+  a.uid = options_.uid;
+  a.gid = options_.gid;
+  a.mtime_sec = 0;
+  return a;
+}
+
+FileAttr Filesystem::AttrOf(uint64_t ino, const Node& node) const {
+  if (node.kind == MetaEntry::kDir) return DirAttr(ino);
+  FileAttr a;
+  a.ino = ino;
+  a.size = node.info.size;
+  a.mtime_sec = node.info.mtime_sec ? node.info.mtime_sec : time(nullptr);
+  a.mode = S_IFREG | options_.file_mode;
+  a.nlink = 1;
+  a.uid = options_.uid;
+  a.gid = options_.gid;
+  return a;
+}
+
+std::optional<FileAttr> Filesystem::AttrOfOpen(uint64_t ino) const {
+  for (const auto& h : handles_.FilesOf(ino)) {
+    Node node;
+    node.kind = MetaEntry::kFile;
+    if (h->local) {
+      node.info.size = h->local->size_now();
+      node.info.mtime_sec = h->local->mtime_sec();
+    } else {
+      node.info = h->info;
+    }
+    return AttrOf(ino, node);
+  }
+  return std::nullopt;
+}
+
+Result<FileAttr> Filesystem::GetAttr(uint64_t ino, std::optional<uint64_t> fh, bool* needs_store) {
+  if (ino == kRootIno) return DirAttr(ino);
+  if (fh) {
+    auto h = handles_.File(*fh);
+    if (h.ok() && (*h)->local) {
+      Node node;
+      node.kind = MetaEntry::kFile;
+      node.info.size = (*h)->local->size_now();
+      node.info.mtime_sec = (*h)->local->mtime_sec();
+      return AttrOf(ino, node);
+    }
+  }
+  auto path = PathOf(ino);
+  if (!path.ok()) {
+    // fstat() of a file unlinked while open (the kernel passes no handle with it): the file
+    // lives until its last close, as on a local filesystem (tempfile.TemporaryFile, pytest).
+    if (auto open = AttrOfOpen(ino)) return *open;
+    return path.status();
+  }
+  if (inodes_.IsDir(ino)) return DirAttr(ino);
+  KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(*path));
+  Result<Node> node = Resolve(key, needs_store);
+  if (!node.ok() && node.status().code() == StatusCode::kNotFound) {
+    // Removed by another node while open here: this mount's handles still read it.
+    if (auto open = AttrOfOpen(ino)) return *open;
+  }
+  KVFS_RETURN_IF_ERROR(node.status());
+  return AttrOf(ino, *node);
+}
+
+Result<FileAttr> Filesystem::SetAttr(uint64_t ino, const SetAttrRequest& req,
+                                     std::optional<uint64_t> fh) {
+  KVFS_ASSIGN_OR_RETURN(FileAttr cur, GetAttr(ino, fh));
+  const std::string what = "inode " + std::to_string(ino);
+  if (req.mode && (*req.mode & 07777) != (cur.mode & 07777)) {
+    return Status::PermissionDenied("chmod is not supported (fixed mode) on " + what);
+  }
+  if ((req.uid && *req.uid != cur.uid) || (req.gid && *req.gid != cur.gid)) {
+    return Status::PermissionDenied("chown is not supported (fixed owner) on " + what);
+  }
+  if (req.size && *req.size != cur.size) {
+    if (cur.is_dir) return Status::InvalidArgument("cannot truncate a directory");
+    std::shared_ptr<LocalFile> lf;
+    if (fh) {
+      auto h = handles_.File(*fh);
+      if (h.ok()) lf = (*h)->local;
+    }
+    if (!lf) {
+      auto path = PathOf(ino);
+      if (path.ok()) {
+        auto key = codec_.FileKey(*path);
+        if (key.ok()) lf = local_files_.Find(*key);
+      }
+    }
+    if (!lf) return Status::PermissionDenied("cannot truncate an uploaded file (" + what + ")");
+    KVFS_RETURN_IF_ERROR(lf->Truncate(*req.size));
+    cur.size = *req.size;
+  }
+  return cur;
+}
+
+FsStat Filesystem::StatFs() const {
+  FsStat s;
+  s.bsize = 4096;
+  s.frsize = 4096;
+  s.blocks =
+      (options_.statfs_total_bytes != 0 ? options_.statfs_total_bytes : 1ull << 40) / s.frsize;
+  // Free: what this node can still take for new chunks. The store itself has no limit here; what
+  // fills up is the disk of the cache directory, where chunks are spooled while written and
+  // which the cache's chunks share (evicted as needed). So free = that disk's free space plus the
+  // cache's evictable bytes, at most the reported size: engines' free-space guards (LMCache's
+  // DiskGuard, SGLang's cleaner, llm-d's evictor) then stop or evict only when writes would
+  // really fail with ENOSPC, not because the cache holds copies it can drop.
+  uint64_t free_bytes = s.blocks * s.frsize;
+  struct statvfs disk;
+  if (!options_.spool_dir.empty() && statvfs(options_.spool_dir.c_str(), &disk) == 0) {
+    const uint64_t takes = static_cast<uint64_t>(disk.f_bavail) * disk.f_frsize +
+                           (reader_ ? reader_->EvictableBytes() : 0);
+    free_bytes = std::min(free_bytes, takes);
+  }
+  // With a bounded tier, the tier's capacity and what is left of it (counted by the collector,
+  // plus this node's writes since): the engines' guards then see the shared tier fill up.
+  if (auto usage = tier_ ? tier_->CurrentUsage() : std::nullopt) {
+    s.blocks = usage->capacity / s.frsize;
+    const uint64_t left = usage->used >= usage->capacity ? 0 : usage->capacity - usage->used;
+    free_bytes = std::min(free_bytes, left);
+  }
+  s.bfree = s.bavail = free_bytes / s.frsize;
+  s.files = s.ffree = 1ull << 32;
+  s.namemax = NameCodec::kMaxNameBytes;
+  return s;
+}
+
+// ===============================================================================================
+// Open and read
+//
+// Filesystem open and read: opening a name (for writing: the write path below), reading an open
+// file from its object through the reader (or from its local bytes), the file-backed reads the
+// adapter splices, and forgetting objects found changed or removed.
+// ===============================================================================================
+
+Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store, pid_t pid) {
+  KVFS_ASSIGN_OR_RETURN(auto path, PathOf(ino));
+  if (path.empty() || inodes_.IsDir(ino)) return Status::InvalidArgument("is a directory");
+  KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  if ((flags & O_ACCMODE) != O_RDONLY) return OpenForWrite(ino, path, key, flags, pid);
+  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
+  if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
+  if (node.local && !VisibleTo(*node.local, pid)) {
+    return Status::NotFound("no such file (being written by another process): " + key);
+  }
+  auto h = std::make_shared<Handle>();
+  h->ino = ino;
+  if (node.local) {  // a file being written here, or a temp file: its local bytes
+    KVFS_RETURN_IF_ERROR(node.local->Attach(/*writer=*/false, /*truncate=*/false));
+    h->local = std::move(node.local);
+    return OpenResult{handles_.AddFile(std::move(h)), /*keep_cache=*/false};
+  }
+  h->info = node.info;
+  if (tier_) tier_->NoteUse(key);  // a hash-set insert; recorded in the store once per interval
+  // Opened in the reader at the first read: an open that never reads (llm-d's existence check)
+  // transfers nothing.
+  h->remote = std::make_unique<LazyReadHandle>(reader_.get(), key, node.info,
+                                               reader_->ServesLocally(node.info));
+  // O_DIRECT opens bypass the page cache anyway, and FOPEN_DIRECT_IO would turn the kernel's
+  // parallel requests for them into sequential ones.
+  const bool direct_io = !options_.page_cache && h->remote->Local() && !(flags & O_DIRECT);
+  const int passthrough_fd = options_.passthrough ? h->remote->PassthroughFd() : -1;
+  std::string version = node.info.etag + "/" + std::to_string(node.info.size);
+  return OpenResult{handles_.AddFile(std::move(h)), /*keep_cache=*/true, direct_io, passthrough_fd,
+                    std::move(version)};
+}
+
+void Filesystem::NotePassthrough(uint64_t fh) {
+  auto h = handles_.File(fh);
+  if (h.ok() && (*h)->remote) (*h)->remote->NotePassthrough();
+}
+
+Result<uint64_t> Filesystem::Read(uint64_t fh, uint64_t offset, uint64_t size, char* buf) {
+  KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
+  if (h->remote) {
+    Result<uint64_t> n = h->remote->Read(offset, size, buf);
+    if (n.status().code() == StatusCode::kPreconditionFailed) ForgetChanged(h->ino);
+    return n;
+  }
+  uint64_t end = h->local->size_now();
+  if (offset >= end) return uint64_t{0};
+  return h->local->Read(offset, std::min(size, end - offset), buf);
+}
+
+bool Filesystem::ReadWouldWait(uint64_t fh, uint64_t offset, uint64_t size) {
+  auto h = handles_.File(fh);
+  // An unknown handle fails at once; local files are read from local bytes.
+  if (!h.ok() || !(*h)->remote) return false;
+  return (*h)->remote->WouldWait(offset, size);
+}
+
+Result<FdRange> Filesystem::ReadFd(uint64_t fh, uint64_t offset, uint64_t size,
+                                   std::shared_ptr<const void>* keep_alive) {
+  KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
+  // Local files change while written; their bytes are copied by Read.
+  if (!h->remote) return Status::NotSupported("no file-backed reads of local files");
+  Result<FdRange> got = h->remote->ReadFd(offset, size);
+  if (got.status().code() == StatusCode::kPreconditionFailed) ForgetChanged(h->ino);
+  KVFS_ASSIGN_OR_RETURN(FdRange r, std::move(got));
+  // The fd belongs to the ReadHandle, which the Handle owns.
+  if (keep_alive != nullptr) *keep_alive = std::move(h);
+  return r;
+}
+
+void Filesystem::ForgetChanged(uint64_t ino) {
+  auto path = PathOf(ino);
+  if (!path.ok()) return;
+  auto key = codec_.FileKey(*path);
+  if (!key.ok()) return;
+  // The handle is stale (ESTALE); the next lookup and open must see the object as it is now.
+  meta_.Erase(*key);
+  reader_->Invalidate(*key);
+}
+
+void Filesystem::ForgetRemoved(const std::string& key) {
+  if (local_files_.Find(key)) return;  // a new version is being written here: it is not gone
+  meta_.PutMissing(key);
+  reader_->Invalidate(key);
+}
+
+void Filesystem::KeepOpenLocal(uint64_t ino) {
+  for (const auto& h : handles_.FilesOf(ino)) {
+    if (!h->remote) continue;
+    Status st = h->remote->KeepLocal();
+    if (!st.ok()) spdlog::warn("kvfs: keeping an open, unlinked file readable: {}", st.ToString());
+  }
+}
+
+// ===============================================================================================
+// The write path
+//
+// Filesystem write path: create, open for writing, write, truncate, flush/fsync/release. Each
+// finds the LocalFile, asks it for a transition (fs/local_file.h holds the state machine) and
+// records what the transition did (Apply): FLUSH/RELEASE -> LocalFile::Commit/Release -> Uploader
+// -> the store's conditional PUT or multipart upload.
+// ===============================================================================================
+
+Result<std::shared_ptr<LocalFile>> Filesystem::NewLocal(const std::vector<std::string>& path,
+                                                        const std::string& key, uint64_t parent,
+                                                        bool created) {
+  LocalFile::Env env{&options_,     store_.get(),
+                     &uploader_,    reader_.get(),
+                     &local_files_, learnt_sizes_.enabled() ? &learnt_sizes_ : nullptr};
+  LocalFile::Place place{key, Display(path), parent, path.back()};
+  return LocalFile::Create(env, std::move(place), IsTempName(path.back()), created);
+}
+
+void Filesystem::Apply(const LocalFile::Outcome& out, const std::shared_ptr<LocalFile>& lf) {
+  switch (out.kind) {
+    case LocalFile::Outcome::kNothing:
+    case LocalFile::Outcome::kRejected:
+      return;
+    case LocalFile::Outcome::kQueued: {
+      // Only write_back queues (Commit and RenameTo without waiting).
+      if (lf == nullptr || write_back_ == nullptr) return;
+      // Held by the task until it has run: the handles may all be released before.
+      write_back_->Submit(lf->size_now(), [this, lf] {
+        LocalFile::Outcome up = lf->UploadQueued([this](const LocalFile::Outcome& o) { Apply(o); });
+        if (up.kind == LocalFile::Outcome::kDropped) {
+          spdlog::error(
+              "kvfs: '{}' was accepted at close() but its upload failed: not stored ({}); the "
+              "name is gone (write_back)",
+              up.place.display, up.status.ToString());
+          return false;
+        }
+        return true;
+      });
+      return;
+    }
+    case LocalFile::Outcome::kPublished:
+      Published(out.info);
+      return;
+    case LocalFile::Outcome::kDropped:
+      // No object, no visible file: the kernel saw the name created, so it is told to forget it.
+      // A failed new version of an existing object (a refused rewrite) leaves the name with its
+      // inode, showing the object again; the kernel forgets the version's size.
+      meta_.Erase(out.place.key);
+      if (out.place.parent_ino != 0) {
+        if (!out.object_remains) inodes_.Detach(out.place.parent_ino, out.place.name);
+        Invalidate(out.place.parent_ino, out.place.name);
+      }
+      return;
+  }
+}
+
+void Filesystem::Published(const ObjectInfo& info) {
+  unlinked_.Forget(info.key);  // stored again from here: the name shows again
+  meta_.PutFile(info);
+  listings_.NoteChild(info.key, /*is_dir=*/false);
+  listings_.NoteAdded(info.key);  // a listing made before must not hide it once the entry goes
+  if (feed_) feed_->Announce({FeedEvent::kStored, info});
+  if (tier_) tier_->NoteWrite(info.key, info.size);
+  learnt_sizes_.Observe(info.key, info.size);
+}
+
+Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
+                                                              const std::string& name, int flags,
+                                                              pid_t pid) {
+  KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
+  KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  std::shared_ptr<LocalFile> lf = local_files_.Find(key);
+  if (lf && (flags & O_EXCL)) return Status::AlreadyExists("file exists: " + Display(path));
+  // An idle temp file is reused, as creat() on a local file would; a file another writer is
+  // writing is left to it: this one gets its own version.
+  if (!lf || !lf->ReuseIdleTemp(flags & O_TRUNC)) {
+    // A created file must end as an object or as an error, never silently vanish.
+    KVFS_ASSIGN_OR_RETURN(lf, NewLocal(path, key, parent, /*created=*/true));
+  }
+  lf->set_owner(ProcessOf(pid));
+  lf->set_creator(ProcessOf(pid));
+  uint64_t ino = inodes_.Ref(parent, name, false);
+  auto h = std::make_shared<Handle>();
+  h->ino = ino;
+  h->writable = true;
+  h->sync = flags & O_DSYNC;  // O_SYNC includes O_DSYNC's bit
+  h->local = lf;
+  Node node;
+  node.kind = MetaEntry::kFile;
+  node.info.key = key;
+  node.info.size = lf->size_now();
+  node.info.mtime_sec = lf->mtime_sec();
+  FsEntry entry{AttrOf(ino, node)};
+  if (!lf->published_now()) entry.ttl_secs = 0;  // others see it when it is published, not before
+  return std::make_pair(entry, OpenResult{handles_.AddFile(std::move(h)), false});
+}
+
+Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
+                                            const std::string& key, int flags, pid_t pid) {
+  std::shared_ptr<LocalFile> lf = local_files_.Find(key);
+  // A file that failed or was abandoned is over; O_TRUNC on a file another handle is writing
+  // gives this writer its own version, so two writers of one name never truncate each other.
+  if (lf && (lf->Ended() || (flags & O_TRUNC))) lf.reset();
+  if (lf) {
+    KVFS_RETURN_IF_ERROR(lf->Attach(/*writer=*/true, /*truncate=*/false));
+  } else {
+    // Opening an existing object write-only starts a new, empty version (O_TRUNC or not): the
+    // engines rewrite whole chunks, and downloading a chunk only to overwrite it is waste. Opened
+    // for reading and writing, it keeps its bytes (below).
+    KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
+    if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
+    if (flags & O_APPEND) {
+      return Status::NotSupported("appending to an uploaded file is not supported: " + key);
+    }
+    KVFS_ASSIGN_OR_RETURN(lf, NewLocal(path, key, inodes_.ParentOf(ino), /*created=*/false));
+    lf->set_owner(ProcessOf(pid));
+    lf->set_creator(ProcessOf(pid));
+    if ((flags & O_ACCMODE) == O_RDWR && !(flags & O_TRUNC) && node.info.size > 0) {
+      // Read and write: the file keeps its bytes (a shared mapping reads them back).
+      KVFS_ASSIGN_OR_RETURN(auto from, reader_->Open(key, node.info));
+      Status st = lf->Preload(from.get(), node.info.size);
+      if (!st.ok()) {
+        lf->Discard();
+        local_files_.EraseIf(key, lf.get());
+        return st;
+      }
+    }
+  }
+  auto h = std::make_shared<Handle>();
+  h->ino = ino;
+  h->writable = true;
+  h->sync = flags & O_DSYNC;
+  h->local = std::move(lf);
+  return OpenResult{handles_.AddFile(std::move(h)), /*keep_cache=*/false};
+}
+
+Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size,
+                                   pid_t pid) {
+  KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
+  if (!h->writable || !h->local) return Status::InvalidArgument("file not open for writing");
+  // The process that writes is the writer (a descriptor handed to a server process, a forked
+  // worker): its close publishes. One /proc read per writing thread and handle.
+  if (pid > 0 && h->last_writer_thread.exchange(pid) != pid) h->local->set_owner(ProcessOf(pid));
+  LocalFile::Outcome out;
+  auto r = h->local->Write(offset, data, size, &out);
+  Apply(out);
+  return r;
+}
+
+Status Filesystem::Flush(uint64_t fh, pid_t pid) {
+  return Commit(fh, pid, /*wait=*/!options_.write_back);
+}
+
+Status Filesystem::Fsync(uint64_t fh) {
+  KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
+  if (h->local && h->local->FsyncWaits()) {
+    // A chunk accepted at a close or rename (write_back) is made durable here, or its failure
+    // reported, whichever descriptor asks.
+    LocalFile::Outcome out = h->local->Commit(/*wait=*/true);
+    Apply(out);
+    return out.status;
+  }
+  // A chunk still being written is not published by fsync: an O_SYNC/O_DSYNC writer's kernel
+  // sends one after every write(), mid-chunk. As a close by a thread the daemon cannot place
+  // (pid 0), this publishes only where nobody's close can be told from another's (no owner).
+  return Commit(fh, /*pid=*/0, /*wait=*/true);
+}
+
+void Filesystem::DrainWriteBack() {
+  if (write_back_ == nullptr) return;
+  const WriteBackStats s = write_back_->Stats();
+  if (s.pending > 0) {
+    spdlog::info("kvfs: waiting for {} chunk upload(s) accepted at close() ({} bytes)", s.pending,
+                 s.pending_bytes);
+  }
+  write_back_->Drain();
+}
+
+Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
+  KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
+  if (!h->writable || !h->local) return Status::OK();
+  LocalFile& lf = *h->local;
+  const pid_t owner = lf.owner();
+  const pid_t tgid = ProcessOf(pid);
+  // A process that was handed the descriptor (a server writing its log to an inherited stdout)
+  // and exits with a status (exit(), the end of main) with it open closes it like an explicit
+  // close. The file's own creator exiting with it open, or anyone killed by a signal (kill -9,
+  // the OOM killer, a crash), is a dying writer: a chunk half written is never published.
+  const bool exiting = pid > 0 && probe_.exiting && probe_.exiting(pid) &&
+                       (tgid == 0 || tgid == lf.creator() || !probe_.killed || probe_.killed(pid));
+  if (owner != 0 && tgid != owner && !(exiting && tgid == 0)) {
+    // Another process's copy of the descriptor (a child closing it at exec or exit, a shell, a
+    // server the descriptor was handed to before it wrote): the writer's own close publishes.
+    return Status::OK();
+  }
+  if (exiting) {
+    // The writer died (or a thread we could not place did): nothing is published for it. Its
+    // own later close, if it was not the writer after all, still commits (kAbandoned).
+    Apply(lf.Abandon(pid));
+    return Status::OK();  // nobody is left to read this answer
+  }
+  if (owner != 0 && lf.size_now() == 0 && lf.WouldPublish()) {
+    // Nothing written yet: the descriptor may live on in a process it was handed to (a server's
+    // log on its stdout) that writes later. An empty file is published at its last release.
+    return Status::OK();
+  }
+  if (owner != 0 && probe_.holds_writer && lf.WouldPublish()) {
+    // The writer still holds the file through another descriptor (`cmd > f`: the shell's dup2
+    // and close of the original; an explicit dup): that descriptor's close publishes.
+    auto path = PathOf(h->ino);
+    if (path.ok() && !path->empty() && probe_.holds_writer(owner, h->ino, path->back())) {
+      return Status::OK();
+    }
+  }
+  LocalFile::Outcome out = h->local->Commit(wait || h->sync);
+  Apply(out, h->local);
+  return out.status;
+}
+
+Status Filesystem::Release(uint64_t fh) {
+  KVFS_ASSIGN_OR_RETURN(std::shared_ptr<Handle> h, handles_.TakeFile(fh));
+  if (!h->local) return Status::OK();
+  if (write_back_ != nullptr && h->local->queued_now()) {
+    // Its upload may hold the file's lock: the release waits on the write-back queue's release
+    // threads, not on this FUSE worker. Nothing is left to commit (the chunk was accepted).
+    write_back_->Post(
+        [this, lf = h->local, writable = h->writable] { ReleaseLocal(*lf, writable); });
+    return Status::OK();
+  }
+  return ReleaseLocal(*h->local, h->writable);
+}
+
+Status Filesystem::ReleaseLocal(LocalFile& lf, bool writable) {
+  LocalFile::Outcome out = lf.Release(writable);
+  Apply(out);
+  if (out.leave) lf.LeaveLocalFiles();  // the name resolves to the object now
+  return out.status;
+}
+
+// ===============================================================================================
+// Directories, unlink and rename
+//
+// Filesystem directory operations: readdir (paged listing merged with local files and
+// directories), mkdir (local until a file under it is uploaded: LocalDirs) and rmdir, unlink
+// (policy) and rename (temp upload or server-side copy).
+// ===============================================================================================
+
+namespace {
+
+// d_ino for names the kernel has not looked up yet: stable, and outside the range of real
+// inode numbers (which count up from 1).
+uint64_t SyntheticIno(const std::string& name) {
+  return (std::hash<std::string>{}(name) | (1ull << 63));
+}
+
+}  // namespace
+
+Result<uint64_t> Filesystem::OpenDir(uint64_t ino, pid_t pid) {
+  KVFS_ASSIGN_OR_RETURN(auto path, PathOf(ino));
+  KVFS_ASSIGN_OR_RETURN(std::string prefix, codec_.DirPrefix(path));
+  // The head: ".", "..", then the chunks this node is writing here that are not in the store yet
+  // (as many as files are open for writing: bounded by the spool, not by the directory).
+  std::vector<DirEntry> head;
+  head.push_back({".", ino, true});
+  head.push_back({"..", ino == kRootIno ? kRootIno : inodes_.ParentOf(ino), true});
+  auto local = std::make_shared<std::unordered_set<std::string>>();
+  for (const std::string& key : local_files_.KeysWithPrefix(prefix)) {
+    // A chunk another process is writing is not listed until it is published.
+    auto lf = local_files_.Find(key);
+    if (lf && !VisibleTo(*lf, pid)) continue;
+    auto name = codec_.NameOfKey(prefix, key);
+    if (!name || !local->insert(*name).second) continue;
+    auto known = inodes_.Find(ino, *name);
+    head.push_back({*name, known ? *known : SyntheticIno(prefix + *name), false});
+  }
+  auto stream = std::make_shared<DirStream>(
+      std::move(head),
+      [this, ino, prefix, local](DirStream::Cursor* c, std::vector<DirEntry>* out) {
+        return NextDirPage(ino, prefix, *local, c, out);
+      });
+  KVFS_RETURN_IF_ERROR(stream->Start());
+  return handles_.AddDir(std::move(stream));
+}
+
+Status Filesystem::NextDirPage(uint64_t ino, const std::string& prefix,
+                               const std::unordered_set<std::string>& local, DirStream::Cursor* c,
+                               std::vector<DirEntry>* out) {
+  if (!c->guard) c->guard = std::make_unique<ListLoopGuard>("listing " + prefix);
+  KVFS_RETURN_IF_ERROR(c->guard->BeforePage(c->token));
+  ListRequest req;
+  req.prefix = prefix;
+  // With fan-out the root's files lie one level down: list flat and take the valid keys.
+  req.delimiter = codec_.flat() ? "" : "/";
+  req.continuation_token = c->token;
+  auto page = store_->List(req);
+  if (!page.ok()) return page.status().Annotate("listing " + prefix);
+  const auto& objects = page->objects;
+  static const std::vector<std::string> kNone;
+  const auto& prefixes = options_.subdirectories ? page->common_prefixes : kNone;
+  for (auto& f : c->open_files) f.second = -1;  // from an earlier page now
+  auto add = [&](const std::string& name, bool is_dir) {
+    auto known = inodes_.Find(ino, name);
+    out->push_back({name, known ? *known : SyntheticIno(prefix + name), is_dir});
+    ++c->names;
+  };
+  // Objects and directories ("d/") merged in the store's ascending key order, so that a file "d"
+  // and a directory "d/" of one name meet while the file is still in `open_files`: the name is
+  // shown once (as the directory, or as the file if the file came on an earlier page).
+  size_t oi = 0, pi = 0;
+  while (oi < objects.size() || pi < prefixes.size()) {
+    const bool is_obj =
+        pi == prefixes.size() || (oi < objects.size() && objects[oi].key < prefixes[pi]);
+    const std::string& pos = is_obj ? objects[oi++].key : prefixes[pi++];
+    if (!c->last_key.empty() && pos <= c->last_key) continue;  // seen before
+    c->last_key = pos;
+    // A file "f" can still meet its directory only while keys start with "f" and a byte <= '/'.
+    std::erase_if(c->open_files, [&](const auto& f) {
+      return !(pos.size() > f.first.size() && pos.compare(0, f.first.size(), f.first) == 0 &&
+               pos[f.first.size()] <= '/');
+    });
+    if (is_obj) {
+      const ObjectInfo& obj = objects[oi - 1];
+      auto name = codec_.NameOfKey(prefix, obj.key);
+      if (!name) continue;  // a marker or a key that is not a valid encoded name: hidden
+      if (unlinked_.Hides(obj)) continue;  // unlinked on this node (unlink_policy local)
+      meta_.PutFile(obj);                  // scandir + stat then costs no request
+      learnt_sizes_.Observe(obj.key, obj.size);
+      if (local.count(*name)) continue;  // in the head already
+      add(*name, false);
+      c->open_files.emplace_back(obj.key, static_cast<long>(out->size()) - 1);
+      continue;
+    }
+    auto name = codec_.NameOfPrefix(prefix, pos);
+    if (!name) continue;
+    const std::string dir_key = pos.substr(0, pos.size() - 1);
+    meta_.PutDir(dir_key);
+    listings_.NoteChild(dir_key, /*is_dir=*/true);
+    if (local.count(*name)) continue;
+    auto file = std::find_if(c->open_files.begin(), c->open_files.end(),
+                             [&](const auto& f) { return f.first == dir_key; });
+    if (file == c->open_files.end()) {
+      add(*name, true);
+    } else if (file->second >= 0) {
+      (*out)[file->second].is_dir = true;
+    }
+  }
+  KVFS_RETURN_IF_ERROR(c->guard->AfterPage(c->names, page->truncated));
+  if (page->truncated && page->next_continuation_token.empty()) {
+    return Status::IoError("listing " + prefix + ": a truncated page without a continuation token");
+  }
+  c->token = page->truncated ? page->next_continuation_token : "";
+  c->done = !page->truncated;
+  return Status::OK();
+}
+
+Status Filesystem::ReadDir(uint64_t dir_fh, uint64_t offset, const DirStream::Visitor& add) {
+  KVFS_ASSIGN_OR_RETURN(std::shared_ptr<DirStream> stream, handles_.Dir(dir_fh));
+  return stream->Read(offset, add);
+}
+
+void Filesystem::ReleaseDir(uint64_t dir_fh) {
+  // Freed outside the table's mutex (or by a read still using it).
+  handles_.TakeDir(dir_fh);
+}
+
+size_t Filesystem::DirHandleBytes() const {
+  size_t n = 0;
+  for (const auto& s : handles_.Dirs()) n += s->bytes();
+  return n;
+}
+
+Result<FsEntry> Filesystem::Mkdir(uint64_t parent, const std::string& name) {
+  if (codec_.flat() || !options_.subdirectories) {
+    return Status::NotSupported("mkdir: subdirectories are off (fan-out or subdirectories: false)");
+  }
+  KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
+  KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  // The kernel looked the name up just before: this is answered from the metadata cache.
+  auto node = Resolve(key);
+  if (node.ok()) return Status::AlreadyExists("mkdir: exists: " + Display(path));
+  if (node.status().code() != StatusCode::kNotFound) return node.status();
+  // A marker object ("name/", empty: the convention of s3fs, rclone and the S3 console) makes
+  // the directory exist for every node until rmdir, whether or not files are under it: engines
+  // make their tier's directory once at start-up and must still be able to store into it after
+  // every chunk in it was removed (by any node). One PUT per directory made; lookups of names
+  // under it ask the store, as on every other node (no empty listing is assumed).
+  PutOptions opts;
+  opts.if_none_match = true;
+  auto put = store_->Put(key + "/", Body::FromMemory("", 0), opts);
+  if (!put.ok() && put.status().code() != StatusCode::kAlreadyExists) {
+    return put.status().Annotate("mkdir " + Display(path));
+  }
+  meta_.PutDir(key);
+  listings_.NoteChild(key, /*is_dir=*/true);
+  listings_.NoteAdded(key);
+  // Made just now (not another node's): nothing is under it, so the walks of the levels below
+  // (mkdir -p) cost nothing.
+  if (put.ok()) listings_.RecordEmpty(key + "/");
+  Announce(FeedEvent::kStored, key + "/", put.ok() ? put->etag : "");
+  uint64_t ino = inodes_.Ref(parent, name, true);
+  return FsEntry{DirAttr(ino)};
+}
+
+Status Filesystem::Rmdir(uint64_t parent, const std::string& name) {
+  KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
+  KVFS_ASSIGN_OR_RETURN(std::string prefix, codec_.DirPrefix(path));
+  const std::string dir_key = prefix.substr(0, prefix.size() - 1);
+  // rmdir(2) allows EEXIST for a non-empty directory (errno map: kAlreadyExists -> EEXIST).
+  if (!local_files_.KeysWithPrefix(prefix).empty()) {
+    return Status::AlreadyExists("rmdir: directory not empty: " + Display(path));
+  }
+  // Empty on this node: nothing under it but its marker and names this node unlinked (under
+  // unlink_policy local their objects stay for the other nodes, who still see the directory).
+  ListRequest req;
+  req.prefix = prefix;
+  req.max_keys = 1000;
+  ListLoopGuard guard("rmdir '" + prefix + "'");
+  size_t seen = 0;
+  do {
+    KVFS_RETURN_IF_ERROR(guard.BeforePage(req.continuation_token));
+    KVFS_ASSIGN_OR_RETURN(ListResult lr, store_->List(req));
+    for (const auto& o : lr.objects) {
+      if (o.key != prefix && !unlinked_.Hides(o)) {
+        return Status::AlreadyExists("rmdir: directory not empty: " + Display(path));
+      }
+    }
+    seen += lr.objects.size();
+    KVFS_RETURN_IF_ERROR(guard.AfterPage(seen, lr.truncated));
+    req.continuation_token = lr.truncated ? lr.next_continuation_token : "";
+  } while (!req.continuation_token.empty());
+  // Its marker (mkdir's, or another tool's); deleting an absent key succeeds.
+  KVFS_RETURN_IF_ERROR(store_->Delete(prefix));
+  Announce(FeedEvent::kRemoved, prefix);
+  meta_.PutMissing(dir_key);
+  inodes_.Detach(parent, name);
+  return Status::OK();
+}
+
+Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
+  KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
+  KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  // deny refuses before anything is dropped: a chunk being written is a chunk too, and its
+  // writer's close must still publish it. Temp files are local, never shared: still removable.
+  if (options_.unlink_policy == UnlinkPolicy::kDeny) {
+    if (auto open = local_files_.Find(key); open && !open->temp_now()) {
+      return Status::PermissionDenied("unlink denied by unlink_policy: " + Display(path));
+    }
+  }
+  std::shared_ptr<LocalFile> lf = local_files_.Take(key);
+  // Open handles keep their bytes, but nothing is uploaded any more.
+  const bool was_temp = lf && lf->Discard();
+  if (was_temp) {  // local only: nothing remote to remove
+    inodes_.Detach(parent, name);
+    return Status::OK();
+  }
+  auto node = Resolve(key);
+  if (!node.ok()) {
+    // A write in progress that never reached the store: dropping it was the whole unlink.
+    if (lf && node.status().code() == StatusCode::kNotFound) {
+      inodes_.Detach(parent, name);
+      return Status::OK();
+    }
+    return node.status();
+  }
+  if (node->kind == MetaEntry::kDir) return Status::InvalidArgument("unlink: is a directory");
+  switch (options_.unlink_policy) {
+    case UnlinkPolicy::kDeny:
+      return Status::PermissionDenied("unlink denied by unlink_policy: " + Display(path));
+    case UnlinkPolicy::kLocal: {
+      // The object, shared with other nodes, stays; on this node the name goes with its cached
+      // copy (an engine that deleted a chunk must not find it again at its next lookup), until
+      // the object changes or this node stores that name again (UnlinkedNames).
+      ObjectInfo gone = node->info;
+      gone.key = key;
+      unlinked_.Hide(gone);
+      reader_->Invalidate(key);
+      meta_.PutMissing(key);
+      break;
+    }
+    case UnlinkPolicy::kRemote: {
+      if (auto ino = inodes_.Find(parent, name)) KeepOpenLocal(*ino);
+      KVFS_RETURN_IF_ERROR(store_->Delete(key));
+      reader_->Invalidate(key);
+      meta_.PutMissing(key);
+      Announce(FeedEvent::kRemoved, key);
+      break;
+    }
+  }
+  inodes_.Detach(parent, name);
+  return Status::OK();
+}
+
+Result<FsEntry> Filesystem::Link(uint64_t ino, uint64_t new_parent, const std::string& new_name) {
+  KVFS_ASSIGN_OR_RETURN(auto src_path, PathOf(ino));
+  if (src_path.empty() || inodes_.IsDir(ino)) {
+    return Status::PermissionDenied("link: directories cannot be linked");
+  }
+  KVFS_ASSIGN_OR_RETURN(auto dst_path, ChildPath(new_parent, new_name));
+  KVFS_ASSIGN_OR_RETURN(std::string src_key, codec_.FileKey(src_path));
+  KVFS_ASSIGN_OR_RETURN(std::string dst_key, codec_.FileKey(dst_path));
+  if (IsTempName(new_name)) {
+    return Status::PermissionDenied("link: a temporary name cannot be a link target: " +
+                                    Display(dst_path));
+  }
+  auto dst = Resolve(dst_key);
+  if (dst.ok()) return Status::AlreadyExists("link: target exists: " + Display(dst_path));
+  if (dst.status().code() != StatusCode::kNotFound) return dst.status();
+  ObjectInfo info;
+  if (auto lf = local_files_.Find(src_key)) {
+    LocalFile::Place place{dst_key, Display(dst_path), new_parent, new_name};
+    LocalFile::Outcome out = lf->LinkTo(place);
+    if (out.kind != LocalFile::Outcome::kPublished) return out.status;
+    info = std::move(out.info);
+  } else {
+    KVFS_ASSIGN_OR_RETURN(Node node, Resolve(src_key));
+    if (node.kind == MetaEntry::kDir) return Status::PermissionDenied("link: is a directory");
+    PutOptions opts;
+    opts.if_none_match = true;
+    auto copied = store_->Copy(src_key, dst_key, opts);
+    if (!copied.ok()) return copied.status().Annotate("link " + Display(src_path));
+    info = std::move(copied).value();
+    if (info.size == 0) info.size = node.info.size;
+  }
+  info.key = dst_key;
+  Published(info);
+  Node node;
+  node.kind = MetaEntry::kFile;
+  node.info = info;
+  uint64_t new_ino = inodes_.Ref(new_parent, new_name, false);
+  return FsEntry{AttrOf(new_ino, node)};
+}
+
+Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new_parent,
+                          const std::string& new_name, unsigned int flags) {
+  if (flags & RENAME_EXCHANGE) return Status::NotSupported("rename: RENAME_EXCHANGE");
+  if (flags & ~static_cast<unsigned int>(RENAME_NOREPLACE)) {
+    return Status::InvalidArgument("rename: unsupported flags");
+  }
+  const bool no_replace = flags & RENAME_NOREPLACE;
+  KVFS_ASSIGN_OR_RETURN(auto src_path, ChildPath(parent, name));
+  KVFS_ASSIGN_OR_RETURN(auto dst_path, ChildPath(new_parent, new_name));
+  KVFS_ASSIGN_OR_RETURN(std::string src_key, codec_.FileKey(src_path));
+  KVFS_ASSIGN_OR_RETURN(std::string dst_key, codec_.FileKey(dst_path));
+  if (src_key == dst_key) return Status::OK();
+  if (no_replace) {
+    auto dst = Resolve(dst_key);
+    if (dst.ok()) return Status::AlreadyExists("rename: target exists: " + Display(dst_path));
+    if (dst.status().code() != StatusCode::kNotFound) return dst.status();
+  }
+  auto src_ino = inodes_.Find(parent, name);
+  if (auto lf = local_files_.Find(src_key)) {
+    std::shared_ptr<LocalFile> replaced;
+    LocalFile::Place dst{dst_key, Display(dst_path), new_parent, new_name};
+    LocalFile::Outcome out = lf->RenameTo(std::move(dst), IsTempName(new_name), no_replace,
+                                          /*wait=*/!options_.write_back, &replaced);
+    if (out.kind == LocalFile::Outcome::kRejected || !out.status.ok()) return out.status;
+    // The old name's lookups: a temp name's cost nothing (Lookup), another's asks the store (an
+    // older object of that name may still be there).
+    meta_.Erase(out.place.key);
+    if (out.kind == LocalFile::Outcome::kPublished) Published(out.info);
+    if (out.kind == LocalFile::Outcome::kQueued) {
+      LocalFile::Outcome queued = out;
+      queued.place = {};  // the old name is forgotten above; the new one is the file's own
+      Apply(queued, lf);
+    }
+    // A local file that had the target name is gone. Discarded after lf's lock is released:
+    // two LocalFile locks are never held at once.
+    if (replaced) replaced->Discard();
+  } else {
+    KVFS_ASSIGN_OR_RETURN(Node node, Resolve(src_key));
+    if (node.kind == MetaEntry::kDir) {
+      return Status::NotSupported("rename of directories is not supported: " + Display(src_path));
+    }
+    // An uploaded file: server-side copy, then delete the source.
+    static std::atomic<bool> hinted{false};
+    if (!hinted.exchange(true)) {
+      spdlog::info(
+          "kvfs: rename of the uploaded file '{}' costs a server-side copy and a delete; if it is "
+          "a temporary name, add a pattern matching it to temp_patterns (shown once)",
+          Display(src_path));
+    }
+    PutOptions opts;
+    opts.if_none_match = no_replace;
+    auto info = store_->Copy(src_key, dst_key, opts);
+    if (!info.ok()) return info.status().Annotate("rename " + Display(src_path));
+    KVFS_RETURN_IF_ERROR(store_->Delete(src_key));
+    Announce(FeedEvent::kRemoved, src_key);
+    info->key = dst_key;
+    if (info->size == 0) info->size = node.info.size;
+    Published(*info);
+    meta_.PutMissing(src_key);
+    reader_->Invalidate(src_key);
+    reader_->Invalidate(dst_key);
+  }
+  if (src_ino) {
+    inodes_.Move(*src_ino, new_parent, new_name);
+  } else {
+    inodes_.Detach(new_parent, new_name);
+  }
+  return Status::OK();
+}
 
 }  // namespace kvfs

@@ -250,7 +250,7 @@ class Filesystem {
   // The store's view only (metadata cache, else one HEAD, or with directories one LIST).
   Result<Node> ResolveRemote(const std::string& key, bool* needs_store = nullptr);
   // With directories: file, directory or missing from one LIST of the keys starting with `key`,
-  // whose keys under "key/" also answer the lookups of the levels below (fs_lookup.cc).
+  // whose keys under "key/" also answer the lookups of the levels below (filesystem.cc, Lookups).
   Result<Node> ResolveByListing(const std::string& key);
   // A file the store showed under `key` (HEAD or LIST): cached, unless this node unlinked it.
   Result<Node> FoundFile(ObjectInfo info);
@@ -273,7 +273,7 @@ class Filesystem {
   // Whether a file being written may be shown to thread `pid`'s process.
   bool VisibleTo(const LocalFile& lf, pid_t pid) const;
 
-  // Write path (fs_write.cc). The life of a written file is LocalFile's (fs/local_file.h); these
+  // Write path (filesystem.cc). The life of a written file is LocalFile's (fs/local_file.h); these
   // only find the file, ask it for a transition and record what the transition did.
   Result<OpenResult> OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
                                   const std::string& key, int flags, pid_t pid);

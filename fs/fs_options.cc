@@ -11,7 +11,7 @@ Status FsOptions::Validate() {
     return Status::InvalidArgument("key_prefix must not contain empty components: " + key_prefix);
   }
   if (max_chunk_bytes == 0) return Status::InvalidArgument("max_chunk_bytes must be positive");
-  // A lookup's LIST must see at least the object of the name itself (fs_lookup.cc).
+  // A lookup's LIST must see at least the object of the name itself (filesystem.cc, Lookups).
   if (lookup_list_max_keys < 1 || lookup_list_max_keys > 1000) {
     return Status::InvalidArgument("lookup_list_max_keys must be in 1..1000");
   }

@@ -1,9 +1,9 @@
 // FsOptions: everything the filesystem logic is configured with. The daemon fills it from the
 // command line and the YAML config; tests fill it directly.
 //
-// One default and one range per setting: the defaults below are also the defaults of the daemon's
-// keys that set them (src/config.h takes them from DefaultFsOptions()), and a range the
-// filesystem checks is a constant here that the daemon's key table (src/config_keys.cc) uses too.
+// One default and one range per setting: the daemon's keys bind to these fields (KvfsConfig::fs,
+// src/config_keys.cc), so the defaults below are the keys' defaults, and a range the filesystem
+// checks is a constant here that the key table uses too.
 #pragma once
 
 #include <sys/types.h>
@@ -128,15 +128,16 @@ struct FsOptions {
   // Subdirectories (mkdir, "/" in names of other tools' keys). Off: the namespace is flat, a
   // missed lookup costs one HEAD instead of a HEAD and a one-key LIST, and mkdir is ENOTSUP.
   bool subdirectories = true;
-  // Keys one lookup's LIST may bring (with subdirectories; fs_lookup.cc): those under the name
-  // looked up answer the lookups of the levels below it. Not a config key.
+  // Keys one lookup's LIST may bring (with subdirectories; filesystem.cc, Lookups): those under the
+  // name looked up answer the lookups of the levels below it. Not a config key.
   int lookup_list_max_keys = 1000;
   // Private directory for write spool files (created if missing). Required.
   std::string spool_dir;
-  // statfs: total size reported (free = total; the store has no fixed capacity).
-  uint64_t statfs_total_bytes = 1ull << 40;
-  // Owner and permission bits reported for every file and directory. uid/gid (uid_t)-1: the
-  // daemon's own.
+  // statfs: total size reported (statfs_size; the store has no fixed capacity). 0: the cache's
+  // capacity (BuildMountStack fills it in), else 1 TiB.
+  uint64_t statfs_total_bytes = 0;
+  // Owner and permission bits reported for every file and directory (uid, gid; umask sets both
+  // modes: 0666 & ~umask and 0777 & ~umask). uid/gid (uid_t)-1: the daemon's own.
   uid_t uid = static_cast<uid_t>(-1);
   gid_t gid = static_cast<gid_t>(-1);
   uint32_t file_mode = 0644;

@@ -227,7 +227,7 @@ Result<KvfsConfig> ResolveConfig(const CommandLine& cmd, const EnvLookup& getenv
   }
   if (cmd.debug) config.log_level = "debug";
   // -s as libfuse means it: one thread serves every request (debugging).
-  if (cmd.single_thread) config.fuse_threads = 1;
+  if (cmd.single_thread) config.fuse.max_threads = 1;
   if (cmd.command == Command::kMount && !cmd.dump_config &&
       config.source_kind == SourceKind::kNone) {
     return Status::InvalidArgument(

@@ -17,10 +17,12 @@
 #include <vector>
 
 #include "base/status.h"
-#include "cache/chunk_cache.h"      // ChunkCacheOptions: the cache keys' defaults
-#include "fs/fs_options.h"          // UnlinkPolicy, ExistsPolicy, the filesystem keys' defaults
-#include "fs/read/cached_reader.h"  // CachedReaderOptions: the reader keys' defaults
+#include "cache/chunk_cache.h"      // ChunkCacheOptions
+#include "fs/fs_options.h"          // FsOptions
+#include "fs/fuse/fuse_adapter.h"   // FuseOptions
+#include "fs/read/cached_reader.h"  // CachedReaderOptions
 #include "objstore/s3/s3_options.h"
+#include "tier/tier_options.h"
 
 namespace kvfs {
 
@@ -29,10 +31,13 @@ enum class SourceKind { kNone, kS3, kDir };
 inline constexpr uint64_t kMiB = uint64_t{1} << 20;
 inline constexpr uint64_t kGiB = uint64_t{1} << 30;
 
-// The defaults of the keys that configure the filesystem are FsOptions' (fs/fs_options.h), those
-// of the reader and the cache CachedReaderOptions' and ChunkCacheOptions', so each is written once;
-// their ranges are in the key table (src/config_keys.cc), with the filesystem's own limits taken
-// from fs/ too (kMaxFanoutHexChars).
+// One setting, one field: the keys that configure a layer bind to that layer's own options
+// struct (FsOptions, ChunkCacheOptions, CachedReaderOptions, FuseOptions, TierOptions, S3Options),
+// so each default is the struct's and is written once; the key table (src/config_keys.cc) holds
+// each key's name, range and unit. A new setting is one field there, one row in the table, the
+// man page and the example config (tests/src/config_docs_test.cc checks they name every key).
+// Values that the mount derives rather than reads (the key prefix the source resolves to, upload
+// and GET parallelism from max_inflight, the spool directory) are filled in by src/mount.cc.
 struct KvfsConfig {
   // --- Where the chunks live (SOURCE, `source`, LMCache `remote_url`) ---
   SourceKind source_kind = SourceKind::kNone;
@@ -47,40 +52,14 @@ struct KvfsConfig {
   // the bucket for its region at mount (S3Options::discover_region).
   bool region_set = false;
 
-  // --- Transfer sizes (read path / upload path) ---
-  uint64_t get_part_size = CachedReaderOptions{}.part_size;  // ranged GET size on a miss
-  // At or above: multipart upload.
-  uint64_t multipart_threshold = DefaultFsOptions().multipart_threshold;
-  uint64_t multipart_part_size = DefaultFsOptions().multipart_part_size;  // 5 MiB .. 5 GiB
+  // --- The layers' own options (each key's field is named in src/config_keys.cc) ---
+  FsOptions fs;                // chunks, names, uploads, lookups, modes (fs/fs_options.h)
+  ChunkCacheOptions cache;     // cache_dir (empty: DefaultCacheDir()), cache_size, watermarks
+  CachedReaderOptions reader;  // get_part_size, verify
+  FuseOptions fuse;            // fuse_threads, max_read, allow_other, read_only, blocking_timeout
+  TierOptions tier;            // store_capacity, store_max_age, store_gc_interval
 
-  // --- Local chunk cache ---
-  std::string cache_dir;            // empty: DefaultCacheDir()
-  uint64_t cache_size = 16 * kGiB;  // capacity in bytes
-  // Start evicting above this fraction of cache_size, then free this fraction of it.
-  double cache_high_watermark = ChunkCacheOptions{}.high_watermark;
-  double cache_evict_ratio = ChunkCacheOptions{}.evict_ratio;
-  // Check downloads against the checksum their writer recorded before serving them ("auto");
-  // false: "off".
-  bool verify = CachedReaderOptions{}.verify;
-
-  // --- Chunk files and names ---
-  std::vector<uint64_t> chunk_sizes;  // allowed whole-chunk sizes; empty: any non-empty size
-  // FsOptions::learn_chunk_sizes; LMCache save_unfull_chunk: false
-  bool learn_chunk_sizes = DefaultFsOptions().learn_chunk_sizes;
-  // A write past this size fails with EFBIG.
-  uint64_t max_chunk_bytes = DefaultFsOptions().max_chunk_bytes;
-  std::vector<std::string> temp_patterns = DefaultFsOptions().temp_patterns;  // fnmatch, kept local
-  UnlinkPolicy unlink_policy = DefaultFsOptions().unlink_policy;
-  ExistsPolicy exists_policy = DefaultFsOptions().exists_policy;
-  // Lookups that found a file or directory; also the kernel timeouts.
-  int metadata_cache_ttl_secs = static_cast<int>(DefaultFsOptions().metadata_ttl_secs);
-  // Lookups that found nothing (FsOptions::negative_ttl_ms): the fleet's visibility bound.
-  int negative_cache_ttl_ms = static_cast<int>(DefaultFsOptions().negative_ttl_ms);
-  // The fleet feed (fs/fleet_feed.h): nodes announce the chunks they store through the store.
-  bool fleet_feed = DefaultFsOptions().fleet_feed;
-  int feed_interval_ms = static_cast<int>(DefaultFsOptions().feed_interval_ms);
-  // With the feed, a miss holds at most this long: the bound for writers that are not kvfs.
-  int feed_miss_ttl_secs = static_cast<int>(DefaultFsOptions().feed_miss_ttl_secs);
+  // --- The daemon's own ---
   // At mount, multipart uploads under the prefix begun longer ago than this are aborted (left by
   // writers or daemons that died mid-upload). 0: never.
   int stale_upload_age_secs = 3600;
@@ -89,44 +68,6 @@ struct KvfsConfig {
   // Leave the daemon dumpable (core dumps, ptrace): for debugging a crash; the dump then holds
   // the credentials in memory. Off: PR_SET_DUMPABLE 0 (src/process_setup.h).
   bool core_dumps = false;
-  // A name whose chunk is in the local cache is answered from it without waiting on the store
-  // for this long after the store last confirmed it (revalidated in the background); 0: off.
-  int cached_chunk_trust_secs = static_cast<int>(DefaultFsOptions().cached_chunk_trust_secs);
-  // Each FUSE request that waits on the store ends within this, retries included (ETIMEDOUT);
-  // LMCache's blocking_timeout_secs. 0: only operation_timeout_ms.
-  int blocking_timeout = 30;
-  // 0: off; else hex chars of the hashed prefix (1..kMaxFanoutHexChars).
-  int fanout = DefaultFsOptions().fanout_hex_chars;
-  // Subdirectories (mkdir, keys with '/'). false: a flat chunk directory, where a missed lookup
-  // costs one HEAD instead of a HEAD and a one-key LIST.
-  bool subdirectories = DefaultFsOptions().subdirectories;
-  // Send whole parts of a chunk while it is being written (multipart, completed at close).
-  bool upload_while_writing = DefaultFsOptions().upload_while_writing;
-  // FsOptions::write_back: close() returns once the chunk is whole in the spool.
-  bool write_back = DefaultFsOptions().write_back;
-  int write_back_uploads = DefaultFsOptions().write_back_uploads;
-  uint64_t write_back_bytes = DefaultFsOptions().write_back_bytes;
-
-  // --- The bounded shared tier (tier/, docs/bounded-tier.md); both 0: unbounded ---
-  uint64_t store_capacity = 0;      // chunk bytes under the prefix, kept by all nodes together
-  int store_max_age_secs = 0;       // a chunk unused for this long is removed
-  int store_gc_interval_secs = 30;  // use records, status reads and collector passes
-
-  // --- FUSE ---
-  // Let the kernel cache chunk pages too (FsOptions::page_cache).
-  bool page_cache = DefaultFsOptions().page_cache;
-  // Cache hits read by the kernel from the cache file (FsOptions::passthrough).
-  bool passthrough = DefaultFsOptions().passthrough;
-  uint64_t statfs_size = 0;  // size statfs reports; 0: cache_size
-  bool allow_other = false;  // also turns on default_permissions: the kernel checks the modes
-  // Owner and permission bits of every chunk file and directory (no per-file ownership is kept):
-  // uid/gid -1 = the user/group kvfs runs as; files 0666 & ~umask, directories 0777 & ~umask.
-  int64_t uid = -1;
-  int64_t gid = -1;
-  uint32_t umask = 022;
-  bool read_only = false;
-  int fuse_threads = 16;  // max threads of the multithreaded session loop
-  uint64_t max_read = 0;  // max bytes per read request; 0: the kernel's/libfuse's default
   std::string log_level = "info";
   // "HOST:PORT" of the Prometheus endpoint (/metrics); empty: none.
   std::string metrics_listen;

@@ -21,13 +21,13 @@ Status Invalid(const std::string& key, const std::string& reason) {
 }  // namespace
 
 Status ValidateConfig(const KvfsConfig& c) {
-  for (uint64_t size : c.chunk_sizes) {
-    if (size > c.max_chunk_bytes) {
+  for (uint64_t size : c.fs.chunk_sizes) {
+    if (size > c.fs.max_chunk_bytes) {
       return Invalid("chunk_sizes", FormatSize(size) + " is larger than max_chunk_bytes (" +
-                                        FormatSize(c.max_chunk_bytes) + ")");
+                                        FormatSize(c.fs.max_chunk_bytes) + ")");
     }
   }
-  if (c.cache_evict_ratio > c.cache_high_watermark) {
+  if (c.cache.evict_ratio > c.cache.high_watermark) {
     return Invalid("cache_evict_ratio", "must not exceed cache_high_watermark");
   }
   if (c.s3.backoff_base_ms > c.s3.backoff_max_ms) {
@@ -37,7 +37,7 @@ Status ValidateConfig(const KvfsConfig& c) {
     return Invalid("bucket", "an s3:// source needs a bucket");
   }
   if (c.s3.region.empty()) return Invalid("region", "must not be empty");
-  for (const std::string& pattern : c.temp_patterns) {
+  for (const std::string& pattern : c.fs.temp_patterns) {
     if (pattern.find('/') != std::string::npos) {
       return Invalid("temp_patterns", "'" + pattern + "' must match a file name, not a path");
     }

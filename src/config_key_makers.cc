@@ -36,7 +36,10 @@ ConfigKey BoolKey(std::string name, Field<bool> field) {
   return k;
 }
 
-ConfigKey IntKey(std::string name, Field<int> field, int min, int max) {
+namespace {
+
+template <typename T>
+ConfigKey AnyIntKey(std::string name, Field<T> field, int64_t min, int64_t max) {
   ConfigKey k;
   k.name = name;
   k.set = [field, min, max](KvfsConfig& c, const RawValue& v, const std::string&) {
@@ -45,20 +48,23 @@ ConfigKey IntKey(std::string name, Field<int> field, int min, int max) {
       return Quote(v.scalar) + " is not an integer from " + std::to_string(min) + " to " +
              std::to_string(max);
     }
-    field(c) = static_cast<int>(*n);
+    field(c) = static_cast<T>(*n);
     return std::string();
   };
   k.get = [field](const KvfsConfig& c) { return Scalar(std::to_string(Read(field, c))); };
   return k;
 }
 
-// A duration stored as an int in `field_unit_ms` units; a bare number is in that unit too.
-ConfigKey DurationKey(std::string name, Field<int> field, int64_t field_unit_ms, int64_t min,
-                      int64_t max) {
+// A duration kept in `field_unit_ms` units; a bare number is in `bare_unit_ms`.
+template <typename T>
+ConfigKey AnyDurationKey(std::string name, Field<T> field, int64_t field_unit_ms, int64_t min,
+                         int64_t max, int64_t bare_unit_ms) {
+  if (bare_unit_ms == 0) bare_unit_ms = field_unit_ms;
   ConfigKey k;
   k.name = name;
-  k.set = [field, field_unit_ms, min, max](KvfsConfig& c, const RawValue& v, const std::string&) {
-    auto ms = ParseDurationMs(v.scalar, field_unit_ms);
+  k.set = [field, field_unit_ms, bare_unit_ms, min, max](KvfsConfig& c, const RawValue& v,
+                                                         const std::string&) {
+    auto ms = ParseDurationMs(v.scalar, bare_unit_ms);
     if (!ms || *ms % field_unit_ms != 0) {
       return Quote(v.scalar) + " is not a duration (e.g. 500ms, 10s, 2m)";
     }
@@ -67,14 +73,20 @@ ConfigKey DurationKey(std::string name, Field<int> field, int64_t field_unit_ms,
       return Quote(v.scalar) + " is out of range (" + std::to_string(min) + " to " +
              std::to_string(max) + (field_unit_ms == 1 ? " ms)" : " s)");
     }
-    field(c) = static_cast<int>(n);
+    field(c) = static_cast<T>(n);
     return std::string();
   };
-  k.get = [field](const KvfsConfig& c) { return Scalar(std::to_string(Read(field, c))); };
+  // Shown in the key's own unit when it is whole there, so a dump reads back the same.
+  k.get = [field, field_unit_ms, bare_unit_ms](const KvfsConfig& c) {
+    const int64_t ms = static_cast<int64_t>(Read(field, c)) * field_unit_ms;
+    if (ms % bare_unit_ms == 0) return Scalar(std::to_string(ms / bare_unit_ms));
+    return Scalar(std::to_string(ms) + "ms");
+  };
   return k;
 }
 
-ConfigKey SizeKey(std::string name, Field<uint64_t> field, uint64_t min, uint64_t max) {
+template <typename T>
+ConfigKey AnySizeKey(std::string name, Field<T> field, uint64_t min, uint64_t max) {
   ConfigKey k;
   k.name = name;
   k.set = [field, min, max](KvfsConfig& c, const RawValue& v, const std::string&) {
@@ -84,11 +96,38 @@ ConfigKey SizeKey(std::string name, Field<uint64_t> field, uint64_t min, uint64_
       return Quote(v.scalar) + " is out of range (" + FormatSize(min) + " to " + FormatSize(max) +
              ")";
     }
-    field(c) = *n;
+    field(c) = static_cast<T>(*n);
     return std::string();
   };
   k.get = [field](const KvfsConfig& c) { return Scalar(FormatSize(Read(field, c))); };
   return k;
+}
+
+}  // namespace
+
+ConfigKey IntKey(std::string name, Field<int> field, int64_t min, int64_t max) {
+  return AnyIntKey(std::move(name), field, min, max);
+}
+ConfigKey IntKey(std::string name, Field<uint32_t> field, int64_t min, int64_t max) {
+  return AnyIntKey(std::move(name), field, min, max);
+}
+ConfigKey DurationKey(std::string name, Field<int> field, int64_t field_unit_ms, int64_t min,
+                      int64_t max) {
+  return AnyDurationKey(std::move(name), field, field_unit_ms, min, max, 0);
+}
+ConfigKey DurationKey(std::string name, Field<uint32_t> field, int64_t field_unit_ms, int64_t min,
+                      int64_t max) {
+  return AnyDurationKey(std::move(name), field, field_unit_ms, min, max, 0);
+}
+ConfigKey DurationKey(std::string name, Field<int64_t> field, int64_t field_unit_ms, int64_t min,
+                      int64_t max, int64_t bare_unit_ms) {
+  return AnyDurationKey(std::move(name), field, field_unit_ms, min, max, bare_unit_ms);
+}
+ConfigKey SizeKey(std::string name, Field<uint64_t> field, uint64_t min, uint64_t max) {
+  return AnySizeKey(std::move(name), field, min, max);
+}
+ConfigKey SizeKey(std::string name, Field<uint32_t> field, uint64_t min, uint64_t max) {
+  return AnySizeKey(std::move(name), field, min, max);
 }
 
 ConfigKey FractionKey(std::string name, Field<double> field) {
@@ -168,36 +207,18 @@ ConfigKey StringListKey(std::string name, Field<std::vector<std::string>> field)
 }
 
 // A user or group id: -1 (kvfs's own) or 0 .. 2^32-2 ((uid_t)-1 is reserved).
-ConfigKey IdKey(std::string name, Field<int64_t> field) {
+ConfigKey IdKey(std::string name, Field<uint32_t> field) {
   ConfigKey k;
   k.name = name;
   k.set = [field](KvfsConfig& c, const RawValue& v, const std::string&) {
     auto n = ParseInt(v.scalar, -1, 4'294'967'294);
     if (!n) return Quote(v.scalar) + " is not a numeric id (-1 for kvfs's own, or 0 to 4294967294)";
-    field(c) = *n;
-    return std::string();
-  };
-  k.get = [field](const KvfsConfig& c) { return Scalar(std::to_string(Read(field, c))); };
-  return k;
-}
-
-// Permission bits in octal, as umask(1) and mount options take them ("022", "0027").
-ConfigKey OctalModeKey(std::string name, Field<uint32_t> field) {
-  ConfigKey k;
-  k.name = name;
-  k.set = [field](KvfsConfig& c, const RawValue& v, const std::string&) {
-    std::string_view s = Trim(v.scalar);
-    if (s.empty() || s.size() > 4 || s.find_first_not_of("01234567") != std::string_view::npos ||
-        std::stoul(std::string(s), nullptr, 8) > 0777) {
-      return Quote(v.scalar) + " is not an octal mode from 000 to 0777 (e.g. 022)";
-    }
-    field(c) = static_cast<uint32_t>(std::stoul(std::string(s), nullptr, 8));
+    field(c) = *n < 0 ? static_cast<uint32_t>(-1) : static_cast<uint32_t>(*n);
     return std::string();
   };
   k.get = [field](const KvfsConfig& c) {
-    char buf[8];
-    std::snprintf(buf, sizeof(buf), "%04o", Read(field, c));
-    return Scalar(buf);
+    const uint32_t id = Read(field, c);
+    return Scalar(id == static_cast<uint32_t>(-1) ? "-1" : std::to_string(id));
   };
   return k;
 }
@@ -267,6 +288,30 @@ ConfigKey LogLevelKey() {
     return Quote(v.scalar) + " is not one of: trace, debug, info, warn, error, critical, off";
   };
   k.get = [](const KvfsConfig& c) { return Scalar(c.log_level); };
+  return k;
+}
+
+// Permission bits in octal, as umask(1) and mount options take them ("022", "0027"). The modes
+// are what the filesystem reports; the umask is shown back from the directories' mode.
+ConfigKey UmaskKey() {
+  ConfigKey k;
+  k.name = "umask";
+  k.set = [](KvfsConfig& c, const RawValue& v, const std::string&) {
+    std::string_view s = Trim(v.scalar);
+    if (s.empty() || s.size() > 4 || s.find_first_not_of("01234567") != std::string_view::npos ||
+        std::stoul(std::string(s), nullptr, 8) > 0777) {
+      return Quote(v.scalar) + " is not an octal mode from 000 to 0777 (e.g. 022)";
+    }
+    const auto mask = static_cast<uint32_t>(std::stoul(std::string(s), nullptr, 8));
+    c.fs.file_mode = 0666 & ~mask;
+    c.fs.dir_mode = 0777 & ~mask;
+    return std::string();
+  };
+  k.get = [](const KvfsConfig& c) {
+    char buf[8];
+    std::snprintf(buf, sizeof(buf), "%04o", 0777 & ~c.fs.dir_mode);
+    return Scalar(buf);
+  };
   return k;
 }
 

@@ -40,19 +40,29 @@ inline std::vector<std::string> Items(const RawValue& v) {
   return v.is_list ? v.items : SplitList(v.scalar);
 }
 
+// The integer makers take the field in the width its options struct keeps it (int, uint32_t,
+// int64_t, uint64_t): the key binds to the layer's own field, and the conversion is here.
 ConfigKey StringKey(std::string name, Field<std::string> field, bool allow_empty = true);
 ConfigKey BoolKey(std::string name, Field<bool> field);
-ConfigKey IntKey(std::string name, Field<int> field, int min, int max);
-// The value is stored in units of `field_unit_ms` (1 for ms fields, 1000 for s fields).
+ConfigKey IntKey(std::string name, Field<int> field, int64_t min, int64_t max);
+ConfigKey IntKey(std::string name, Field<uint32_t> field, int64_t min, int64_t max);
+// The field holds the duration in units of `field_unit_ms` (1 for ms fields, 1000 for s fields);
+// min and max are in that unit. A bare number is in `bare_unit_ms` (0: the field's unit), so a
+// key documented in seconds may be kept in milliseconds (blocking_timeout).
 ConfigKey DurationKey(std::string name, Field<int> field, int64_t field_unit_ms, int64_t min,
                       int64_t max);
+ConfigKey DurationKey(std::string name, Field<uint32_t> field, int64_t field_unit_ms, int64_t min,
+                      int64_t max);
+ConfigKey DurationKey(std::string name, Field<int64_t> field, int64_t field_unit_ms, int64_t min,
+                      int64_t max, int64_t bare_unit_ms = 0);
 ConfigKey SizeKey(std::string name, Field<uint64_t> field, uint64_t min, uint64_t max);
+ConfigKey SizeKey(std::string name, Field<uint32_t> field, uint64_t min, uint64_t max);
 ConfigKey FractionKey(std::string name, Field<double> field);
 ConfigKey SecretKey(std::string name, Field<std::string> field);
 ConfigKey SizeListKey(std::string name, Field<std::vector<uint64_t>> field);
 ConfigKey StringListKey(std::string name, Field<std::vector<std::string>> field);
-ConfigKey IdKey(std::string name, Field<int64_t> field);
-ConfigKey OctalModeKey(std::string name, Field<uint32_t> field);
+// A user or group id: -1 (kvfs's own) is kept as (uid_t)-1, FsOptions' "unset".
+ConfigKey IdKey(std::string name, Field<uint32_t> field);
 
 template <typename E>
 ConfigKey EnumKey(std::string name, Field<E> field, std::vector<std::pair<std::string, E>> names) {
@@ -84,5 +94,7 @@ ConfigKey SourceKey();
 ConfigKey KeyPrefixKey();
 ConfigKey AddressingKey();
 ConfigKey LogLevelKey();
+// umask: sets FsOptions::file_mode (0666 & ~umask) and dir_mode (0777 & ~umask).
+ConfigKey UmaskKey();
 
 }  // namespace kvfs

@@ -91,8 +91,8 @@ std::vector<ConfigKey> BuildTable() {
       "operation_timeout_ms", [](KvfsConfig & c) -> auto& { return c.s3.operation_timeout_ms; }, 1,
       1, 86'400'000));
   t.push_back(DurationKey(
-      "blocking_timeout", [](KvfsConfig & c) -> auto& { return c.blocking_timeout; }, 1000, 0,
-      86'400));
+      "blocking_timeout", [](KvfsConfig & c) -> auto& { return c.fuse.blocking_timeout_ms; }, 1, 0,
+      86'400'000, 1000));
   t.push_back(IntKey(
       "max_attempts", [](KvfsConfig & c) -> auto& { return c.s3.max_attempts; }, 1, 100));
   t.push_back(DurationKey(
@@ -113,56 +113,57 @@ std::vector<ConfigKey> BuildTable() {
        {"header", ConditionalCreateMode::kHeader},
        {"head-check", ConditionalCreateMode::kHeadCheck}}));
   t.push_back(SizeKey(
-      "get_part_size", [](KvfsConfig & c) -> auto& { return c.get_part_size; }, 64 * 1024,
+      "get_part_size", [](KvfsConfig & c) -> auto& { return c.reader.part_size; }, 64 * 1024,
       5 * kGiB));
   t.push_back(SizeKey(
-      "multipart_threshold", [](KvfsConfig & c) -> auto& { return c.multipart_threshold; },
+      "multipart_threshold", [](KvfsConfig & c) -> auto& { return c.fs.multipart_threshold; },
       5 * kMiB, kMaxSize));
   t.push_back(SizeKey(
-      "multipart_part_size", [](KvfsConfig & c) -> auto& { return c.multipart_part_size; },
+      "multipart_part_size", [](KvfsConfig & c) -> auto& { return c.fs.multipart_part_size; },
       5 * kMiB, 5 * kGiB));
   // Cache.
   t.push_back(StringKey(
-      "cache_dir", [](KvfsConfig & c) -> auto& { return c.cache_dir; }));
+      "cache_dir", [](KvfsConfig & c) -> auto& { return c.cache.dir; }));
   t.push_back(SizeKey(
-      "cache_size", [](KvfsConfig & c) -> auto& { return c.cache_size; }, 0, kMaxSize));
+      "cache_size", [](KvfsConfig & c) -> auto& { return c.cache.capacity; }, 0, kMaxSize));
   t.push_back(FractionKey(
-      "cache_high_watermark", [](KvfsConfig & c) -> auto& { return c.cache_high_watermark; }));
+      "cache_high_watermark", [](KvfsConfig & c) -> auto& { return c.cache.high_watermark; }));
   t.push_back(FractionKey(
-      "cache_evict_ratio", [](KvfsConfig & c) -> auto& { return c.cache_evict_ratio; }));
-  t.push_back(EnumKey<bool>("verify", [](KvfsConfig & c) -> auto& { return c.verify; },
+      "cache_evict_ratio", [](KvfsConfig & c) -> auto& { return c.cache.evict_ratio; }));
+  t.push_back(EnumKey<bool>("verify", [](KvfsConfig & c) -> auto& { return c.reader.verify; },
                             {{"auto", true}, {"off", false}}));
   // Chunks and names.
   t.push_back(SizeListKey(
-      "chunk_sizes", [](KvfsConfig & c) -> auto& { return c.chunk_sizes; }));
+      "chunk_sizes", [](KvfsConfig & c) -> auto& { return c.fs.chunk_sizes; }));
   t.push_back(BoolKey(
-      "learn_chunk_sizes", [](KvfsConfig & c) -> auto& { return c.learn_chunk_sizes; }));
+      "learn_chunk_sizes", [](KvfsConfig & c) -> auto& { return c.fs.learn_chunk_sizes; }));
   t.push_back(SizeKey(
-      "max_chunk_bytes", [](KvfsConfig & c) -> auto& { return c.max_chunk_bytes; }, 1, kMaxSize));
+      "max_chunk_bytes", [](KvfsConfig & c) -> auto& { return c.fs.max_chunk_bytes; }, 1,
+      kMaxSize));
   t.push_back(StringListKey(
-      "temp_patterns", [](KvfsConfig & c) -> auto& { return c.temp_patterns; }));
+      "temp_patterns", [](KvfsConfig & c) -> auto& { return c.fs.temp_patterns; }));
   t.push_back(EnumKey<UnlinkPolicy>("unlink_policy",
-                                    [](KvfsConfig & c) -> auto& { return c.unlink_policy; },
+                                    [](KvfsConfig & c) -> auto& { return c.fs.unlink_policy; },
                                     {{"remote", UnlinkPolicy::kRemote},
                                      {"local", UnlinkPolicy::kLocal},
                                      {"deny", UnlinkPolicy::kDeny}}));
   t.push_back(EnumKey<ExistsPolicy>(
-      "exists_policy", [](KvfsConfig & c) -> auto& { return c.exists_policy; },
+      "exists_policy", [](KvfsConfig & c) -> auto& { return c.fs.exists_policy; },
       {{"same-size-ok", ExistsPolicy::kSameSizeOk}, {"eexist", ExistsPolicy::kEexist}}));
   t.push_back(DurationKey(
-      "metadata_cache_ttl_secs", [](KvfsConfig & c) -> auto& { return c.metadata_cache_ttl_secs; },
+      "metadata_cache_ttl_secs", [](KvfsConfig & c) -> auto& { return c.fs.metadata_ttl_secs; },
       1000, 0, 86'400));
   t.push_back(DurationKey(
-      "negative_cache_ttl_ms", [](KvfsConfig & c) -> auto& { return c.negative_cache_ttl_ms; }, 1,
-      0, 86'400'000));
+      "negative_cache_ttl_ms", [](KvfsConfig & c) -> auto& { return c.fs.negative_ttl_ms; }, 1, 0,
+      86'400'000));
   t.push_back(BoolKey(
-      "fleet_feed", [](KvfsConfig & c) -> auto& { return c.fleet_feed; }));
+      "fleet_feed", [](KvfsConfig & c) -> auto& { return c.fs.fleet_feed; }));
   t.push_back(DurationKey(
-      "feed_interval_ms", [](KvfsConfig & c) -> auto& { return c.feed_interval_ms; }, 1, 50,
+      "feed_interval_ms", [](KvfsConfig & c) -> auto& { return c.fs.feed_interval_ms; }, 1, 50,
       60'000));
   t.push_back(DurationKey(
-      "feed_miss_ttl_secs", [](KvfsConfig & c) -> auto& { return c.feed_miss_ttl_secs; }, 1000, 0,
-      86'400));
+      "feed_miss_ttl_secs", [](KvfsConfig & c) -> auto& { return c.fs.feed_miss_ttl_secs; }, 1000,
+      0, 86'400));
   t.push_back(DurationKey(
       "stale_upload_age_secs", [](KvfsConfig & c) -> auto& { return c.stale_upload_age_secs; },
       1000, 0, 30 * 86'400));
@@ -170,54 +171,55 @@ std::vector<ConfigKey> BuildTable() {
       "stale_upload_gc_at_root",
       [](KvfsConfig & c) -> auto& { return c.stale_upload_gc_at_root; }));
   t.push_back(DurationKey(
-      "cached_chunk_trust_secs", [](KvfsConfig & c) -> auto& { return c.cached_chunk_trust_secs; },
-      1000, 0, 30 * 86'400));
+      "cached_chunk_trust_secs",
+      [](KvfsConfig & c) -> auto& { return c.fs.cached_chunk_trust_secs; }, 1000, 0, 30 * 86'400));
   t.push_back(IntKey(
-      "fanout", [](KvfsConfig & c) -> auto& { return c.fanout; }, 0, kMaxFanoutHexChars));
+      "fanout", [](KvfsConfig & c) -> auto& { return c.fs.fanout_hex_chars; }, 0,
+      kMaxFanoutHexChars));
   t.push_back(BoolKey(
-      "subdirectories", [](KvfsConfig & c) -> auto& { return c.subdirectories; }));
+      "subdirectories", [](KvfsConfig & c) -> auto& { return c.fs.subdirectories; }));
   t.push_back(BoolKey(
-      "upload_while_writing", [](KvfsConfig & c) -> auto& { return c.upload_while_writing; }));
+      "upload_while_writing", [](KvfsConfig & c) -> auto& { return c.fs.upload_while_writing; }));
   t.push_back(BoolKey(
-      "write_back", [](KvfsConfig & c) -> auto& { return c.write_back; }));
+      "write_back", [](KvfsConfig & c) -> auto& { return c.fs.write_back; }));
   t.push_back(IntKey(
-      "write_back_uploads", [](KvfsConfig & c) -> auto& { return c.write_back_uploads; }, 1,
+      "write_back_uploads", [](KvfsConfig & c) -> auto& { return c.fs.write_back_uploads; }, 1,
       256));
   t.push_back(SizeKey(
-      "write_back_bytes", [](KvfsConfig & c) -> auto& { return c.write_back_bytes; }, 1 << 20,
+      "write_back_bytes", [](KvfsConfig & c) -> auto& { return c.fs.write_back_bytes; }, 1 << 20,
       kMaxSize));
   // The bounded shared tier.
   t.push_back(SizeKey(
-      "store_capacity", [](KvfsConfig & c) -> auto& { return c.store_capacity; }, 0, kMaxSize));
+      "store_capacity", [](KvfsConfig & c) -> auto& { return c.tier.capacity_bytes; }, 0,
+      kMaxSize));
   t.push_back(DurationKey(
-      "store_max_age", [](KvfsConfig & c) -> auto& { return c.store_max_age_secs; }, 1000, 0,
+      "store_max_age", [](KvfsConfig & c) -> auto& { return c.tier.max_age_secs; }, 1000, 0,
       3650 * 86'400));
   t.push_back(DurationKey(
-      "store_gc_interval", [](KvfsConfig & c) -> auto& { return c.store_gc_interval_secs; }, 1000,
-      1, 3600));
+      "store_gc_interval", [](KvfsConfig & c) -> auto& { return c.tier.interval_secs; }, 1000, 1,
+      3600));
   // FUSE and process.
   t.push_back(BoolKey(
-      "page_cache", [](KvfsConfig & c) -> auto& { return c.page_cache; }));
+      "page_cache", [](KvfsConfig & c) -> auto& { return c.fs.page_cache; }));
   t.push_back(BoolKey(
-      "passthrough", [](KvfsConfig & c) -> auto& { return c.passthrough; }));
+      "passthrough", [](KvfsConfig & c) -> auto& { return c.fs.passthrough; }));
   t.push_back(SizeKey(
-      "statfs_size", [](KvfsConfig & c) -> auto& { return c.statfs_size; }, 0, kMaxSize));
+      "statfs_size", [](KvfsConfig & c) -> auto& { return c.fs.statfs_total_bytes; }, 0, kMaxSize));
   t.push_back(BoolKey(
-      "allow_other", [](KvfsConfig & c) -> auto& { return c.allow_other; }));
+      "allow_other", [](KvfsConfig & c) -> auto& { return c.fuse.allow_other; }));
   t.push_back(IdKey(
-      "uid", [](KvfsConfig & c) -> auto& { return c.uid; }));
+      "uid", [](KvfsConfig & c) -> auto& { return c.fs.uid; }));
   t.push_back(IdKey(
-      "gid", [](KvfsConfig & c) -> auto& { return c.gid; }));
-  t.push_back(OctalModeKey(
-      "umask", [](KvfsConfig & c) -> auto& { return c.umask; }));
+      "gid", [](KvfsConfig & c) -> auto& { return c.fs.gid; }));
+  t.push_back(UmaskKey());
   t.push_back(BoolKey(
-      "read_only", [](KvfsConfig & c) -> auto& { return c.read_only; }));
+      "read_only", [](KvfsConfig & c) -> auto& { return c.fuse.read_only; }));
   t.push_back(BoolKey(
       "core_dumps", [](KvfsConfig & c) -> auto& { return c.core_dumps; }));
   t.push_back(IntKey(
-      "fuse_threads", [](KvfsConfig & c) -> auto& { return c.fuse_threads; }, 1, 1024));
+      "fuse_threads", [](KvfsConfig & c) -> auto& { return c.fuse.max_threads; }, 1, 1024));
   t.push_back(SizeKey(
-      "max_read", [](KvfsConfig & c) -> auto& { return c.max_read; }, 0, 1024 * kMiB));
+      "max_read", [](KvfsConfig & c) -> auto& { return c.fuse.max_read; }, 0, 1024 * kMiB));
   t.push_back(LogLevelKey());
   t.push_back(StringKey(
       "metrics_listen", [](KvfsConfig & c) -> auto& { return c.metrics_listen; }));

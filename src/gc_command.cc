@@ -49,10 +49,7 @@ void PrintPlan(const PassResult& r, bool dry_run) {
 }  // namespace
 
 int RunGcSource(const CommandLine& cmd, const KvfsConfig& config) {
-  TierOptions to;
-  to.capacity_bytes = config.store_capacity;
-  to.max_age_secs = config.store_max_age_secs;
-  to.interval_secs = config.store_gc_interval_secs;
+  TierOptions to = config.tier;
   if (!to.enabled()) {
     std::fprintf(stderr,
                  "kvfs gc: neither store_capacity nor store_max_age is set (e.g. -o "
@@ -70,7 +67,7 @@ int RunGcSource(const CommandLine& cmd, const KvfsConfig& config) {
   }
   to.key_prefix = sp->key_prefix;
   to.node_id = MakeNodeId();
-  auto codec = std::make_shared<NameCodec>(sp->key_prefix, config.fanout);
+  auto codec = std::make_shared<NameCodec>(sp->key_prefix, config.fs.fanout_hex_chars);
   to.is_chunk = [codec](std::string_view key) { return codec->NamesFile(key); };
   Collector collector(sp->store.get(), to);
   if (cmd.dry_run) {

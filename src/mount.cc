@@ -32,54 +32,6 @@
 namespace kvfs {
 namespace {
 
-// spool_dir is left empty: the cache's (BuildMountStack).
-FsOptions MakeFsOptions(const KvfsConfig& c, const std::string& key_prefix) {
-  FsOptions o;
-  o.key_prefix = key_prefix;
-  o.chunk_sizes = c.chunk_sizes;
-  o.learn_chunk_sizes = c.learn_chunk_sizes;
-  if (c.learn_chunk_sizes && !c.chunk_sizes.empty()) {
-    spdlog::warn("kvfs: learn_chunk_sizes has no effect: chunk_sizes is set, and it wins");
-  }
-  o.max_chunk_bytes = c.max_chunk_bytes;
-  o.multipart_threshold = c.multipart_threshold;
-  o.multipart_part_size = c.multipart_part_size;
-  // Parts of one upload in flight: enough to keep the store busy, bounded by the request limit.
-  o.upload_parallelism = std::clamp(c.s3.max_inflight / 4, 1, 8);
-  o.temp_patterns = c.temp_patterns;
-  o.unlink_policy = c.unlink_policy;
-  o.exists_policy = c.exists_policy;
-  o.metadata_ttl_secs = static_cast<uint32_t>(std::max(0, c.metadata_cache_ttl_secs));
-  o.negative_ttl_ms = static_cast<uint32_t>(std::max(0, c.negative_cache_ttl_ms));
-  o.fleet_feed = c.fleet_feed;
-  o.feed_interval_ms = static_cast<uint32_t>(std::max(1, c.feed_interval_ms));
-  o.feed_miss_ttl_secs = static_cast<uint32_t>(std::max(0, c.feed_miss_ttl_secs));
-  o.cached_chunk_trust_secs = static_cast<uint32_t>(std::max(0, c.cached_chunk_trust_secs));
-  o.revalidate_timeout_ms = int64_t{c.blocking_timeout} * 1000;
-  o.fanout_hex_chars = c.fanout;
-  o.subdirectories = c.subdirectories;
-  o.upload_while_writing = c.upload_while_writing;
-  o.write_back = c.write_back;
-  o.write_back_uploads = c.write_back_uploads;
-  o.write_back_bytes = c.write_back_bytes;
-  o.page_cache = c.page_cache;
-  o.passthrough = c.passthrough;
-  o.statfs_total_bytes = c.statfs_size != 0 ? c.statfs_size : c.cache_size;
-  if (c.uid >= 0) o.uid = static_cast<uid_t>(c.uid);
-  if (c.gid >= 0) o.gid = static_cast<gid_t>(c.gid);
-  o.file_mode = 0666 & ~c.umask;
-  o.dir_mode = 0777 & ~c.umask;
-  return o;
-}
-
-CachedReaderOptions MakeReaderOptions(const KvfsConfig& c) {
-  CachedReaderOptions o;
-  o.part_size = c.get_part_size;
-  o.max_parallel_parts = std::clamp(c.s3.max_inflight, 1, 8);
-  o.verify = c.verify;
-  return o;
-}
-
 // A cache_size the cache directory's file system cannot hold is not refused (the disk may grow,
 // other data may leave), but the cache will meet ENOSPC before its own bound: say so at mount.
 void WarnIfCacheLargerThanDisk(const std::string& dir, uint64_t cache_size) {
@@ -96,15 +48,12 @@ void WarnIfCacheLargerThanDisk(const std::string& dir, uint64_t cache_size) {
 // The bounded tier, when store_capacity or store_max_age is set: checks the store can hold the
 // collector's lease (conditional create) and wires the agent to the filesystem.
 Status AddTier(const KvfsConfig& c, const std::string& key_prefix, MountStack* s) {
-  TierOptions to;
-  to.capacity_bytes = c.store_capacity;
-  to.max_age_secs = c.store_max_age_secs;
-  to.interval_secs = c.store_gc_interval_secs;
+  TierOptions to = c.tier;
   if (!to.enabled()) return Status::OK();
   to.key_prefix = key_prefix;
   to.node_id = MakeNodeId();
-  to.may_collect = !c.read_only;
-  auto codec = std::make_shared<NameCodec>(key_prefix, c.fanout);
+  to.may_collect = !c.fuse.read_only;
+  auto codec = std::make_shared<NameCodec>(key_prefix, c.fs.fanout_hex_chars);
   to.is_chunk = [codec](std::string_view key) { return codec->NamesFile(key); };
   KVFS_RETURN_IF_ERROR(ProbeConditionalCreate(s->store.get(), TierKeys(key_prefix), to.node_id));
   auto node = std::make_shared<NodeTier>(to.capacity_bytes);
@@ -168,6 +117,8 @@ Result<MountStack> BuildMountStack(std::shared_ptr<ObjectStore> store, MountStac
     WarnIfCacheLargerThanDisk(options.cache->dir, options.cache->capacity);
     // Spool files on the cache's filesystem are adopted into the cache after upload.
     if (options.fs.spool_dir.empty()) options.fs.spool_dir = s.cache->spool_dir();
+    // statfs reports the cache's size unless statfs_size says otherwise.
+    if (options.fs.statfs_total_bytes == 0) options.fs.statfs_total_bytes = options.cache->capacity;
     auto reader = std::make_shared<CachedReader>(s.store, s.cache.get(), options.reader);
     s.cached_reader = reader.get();
     s.reader = std::move(reader);
@@ -184,14 +135,22 @@ Result<MountStack> BuildMountStack(const KvfsConfig& config) {
   KVFS_ASSIGN_OR_RETURN(StoreAndPrefix sp, OpenStore(config));
   // CheckAccess's messages already name the store, the endpoint and the cause.
   KVFS_RETURN_IF_ERROR(sp.store->CheckAccess());
+  // The settings are the layers' own options; what is derived, not read, is filled in here.
   MountStackOptions o;
-  ChunkCacheOptions& co = o.cache.emplace();
-  co.dir = config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir;
-  co.capacity = config.cache_size;
-  co.high_watermark = config.cache_high_watermark;
-  co.evict_ratio = config.cache_evict_ratio;
-  o.reader = MakeReaderOptions(config);
-  o.fs = MakeFsOptions(config, sp.key_prefix);
+  ChunkCacheOptions& co = o.cache.emplace(config.cache);
+  if (co.dir.empty()) co.dir = DefaultCacheDir();
+  o.reader = config.reader;
+  o.fs = config.fs;
+  o.fs.key_prefix = sp.key_prefix;  // the source's prefix and key_prefix, normalised
+  // Ranged GETs of one object, and parts of one upload, in flight: enough to keep the store busy,
+  // bounded by the request limit.
+  o.reader.max_parallel_parts = std::clamp(config.s3.max_inflight, 1, 8);
+  o.fs.upload_parallelism = std::clamp(config.s3.max_inflight / 4, 1, 8);
+  // A lookup's background revalidation has the FUSE requests' time limit.
+  o.fs.revalidate_timeout_ms = config.fuse.blocking_timeout_ms;
+  if (o.fs.learn_chunk_sizes && !o.fs.chunk_sizes.empty()) {
+    spdlog::warn("kvfs: learn_chunk_sizes has no effect: chunk_sizes is set, and it wins");
+  }
   std::shared_ptr<ObjectStore> store = sp.store;
   MeteredStore* metered = nullptr;
   if (!config.metrics_listen.empty()) {  // timing costs a clock read per request: only if asked
@@ -275,11 +234,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
                  config.metrics_listen);
   }
 
-  FuseOptions fo;
-  fo.max_threads = config.fuse_threads;
-  fo.blocking_timeout_ms = int64_t{config.blocking_timeout} * 1000;
-  fo.allow_other = config.allow_other;
-  fo.passthrough = config.passthrough;
+  FuseOptions fo = config.fuse;
   // Both go into libfuse's "-o" string as they are: escaped, a comma in SOURCE (or in a value the
   // command line unescaped) stays in its option instead of adding one, e.g. allow_other.
   fo.fsname = EscapeFuseOptionValue(config.source.empty() ? "kvfs" : config.source);
@@ -287,13 +242,11 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   for (const std::string& o : cmd.fuse_options) {
     fo.extra_mount_options.push_back(EscapeFuseOptionValue(o));
   }
-  if (config.read_only) fo.extra_mount_options.push_back("ro");
-  if (config.max_read != 0) fo.max_read = static_cast<uint32_t>(config.max_read);
   fo.stats_text = stack.StatsText();
   fo.set_log_level = SetLogLevel;
   if (stack.tier) {
-    const auto limit = std::chrono::milliseconds(
-        config.blocking_timeout > 0 ? int64_t{config.blocking_timeout} * 1000 : 30'000);
+    const auto limit =
+        std::chrono::milliseconds(fo.blocking_timeout_ms > 0 ? fo.blocking_timeout_ms : 30'000);
     fo.run_tier_gc = [tier = stack.tier.get(), limit] { return tier->RunStep(limit); };
   }
 
@@ -303,8 +256,8 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
     mounted = true;
     health.SetMounted(true);
     spdlog::info("kvfs: {} mounted at {} (cache {}, {} bytes)", config.source, cmd.mountpoint,
-                 config.cache_dir.empty() ? DefaultCacheDir() : config.cache_dir,
-                 config.cache_size);
+                 config.cache.dir.empty() ? DefaultCacheDir() : config.cache.dir,
+                 config.cache.capacity);
     daemon.ReportReady();
     // A file:// store is kvfs's own directory: its unfinished uploads are all kvfs's, even at
     // its root. A bucket's root may hold other applications' uploads.

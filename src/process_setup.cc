@@ -31,7 +31,7 @@ Status MakeAbsolute(const std::string& what, std::string* path) {
 
 Status MakePathsAbsolute(CommandLine* cmd, KvfsConfig* config) {
   KVFS_RETURN_IF_ERROR(MakeAbsolute("mount point", &cmd->mountpoint));
-  KVFS_RETURN_IF_ERROR(MakeAbsolute("cache_dir", &config->cache_dir));
+  KVFS_RETURN_IF_ERROR(MakeAbsolute("cache_dir", &config->cache.dir));
   return MakeAbsolute("ca_bundle", &config->s3.ca_bundle);
 }
 

@@ -42,13 +42,14 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
 #ifdef FUSE_CAP_PASSTHROUGH
   // Hits read by the kernel from the cache file (fs/fuse/passthrough_table.h). Built only with a
   // libfuse that has it (3.16+); the kernel offers it from 6.9.
-  if (ctx->options.passthrough && (conn->capable & FUSE_CAP_PASSTHROUGH)) {
+  if (ctx->fs->options().passthrough && (conn->capable & FUSE_CAP_PASSTHROUGH)) {
     conn->want |= FUSE_CAP_PASSTHROUGH;
     ctx->passthrough.Enable();
   }
 #endif
   conn->max_write = ctx->options.max_write;
-  conn->max_read = ctx->options.max_read;  // also passed as -o max_read (libfuse requires both)
+  // Also passed as -o max_read (libfuse requires both); 0 leaves the kernel's limit.
+  if (ctx->options.max_read > 0) conn->max_read = ctx->options.max_read;
   conn->max_readahead = ctx->options.max_readahead;
   conn->max_background = 64;
   conn->congestion_threshold = 48;
@@ -248,6 +249,7 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
     }
   }
   if (options.max_read > 0) opts += ",max_read=" + std::to_string(options.max_read);
+  if (options.read_only) opts += ",ro";
   for (const auto& o : options.extra_mount_options) opts += "," + o;
   std::vector<std::string> argv_s = {"kvfs", "-o", opts};
   if (options.debug) argv_s.push_back("-d");

@@ -12,8 +12,9 @@
 namespace kvfs {
 
 struct FuseOptions {
-  // Worker threads of the multithreaded session loop (uploads block one worker each).
-  int max_threads = 32;
+  // Worker threads of the multithreaded session loop (fuse_threads; uploads block one worker
+  // each).
+  int max_threads = 16;
   // Let users other than the mounting one use the mount (needs user_allow_other for non-root).
   // Implies default_permissions: the kernel checks the reported owner and modes.
   bool allow_other = false;
@@ -22,18 +23,19 @@ struct FuseOptions {
   // Largest write request, and the kernel read-ahead window.
   uint32_t max_write = 1u << 20;
   uint32_t max_readahead = 1u << 20;
-  // Largest read request. libfuse splices a cache hit only when header + data + 3 pages fit in
-  // its pipe, and without CAP_SYS_RESOURCE a pipe cannot grow past /proc/sys/fs/pipe-max-size
-  // (1 MiB by default): 1 MiB - 16 KiB keeps every read spliceable. 0: the kernel's limit.
+  // Largest read request (max_read). libfuse splices a cache hit only when header + data + 3 pages
+  // fit in its pipe, and without CAP_SYS_RESOURCE a pipe cannot grow past
+  // /proc/sys/fs/pipe-max-size (1 MiB by default): 1 MiB - 16 KiB keeps every read spliceable. 0:
+  // the kernel's limit.
   uint32_t max_read = (1u << 20) - (16u << 10);
   // Extra "-o" options passed to libfuse as they are (e.g. "default_permissions").
   std::vector<std::string> extra_mount_options;
   bool debug = false;  // libfuse request tracing
-  // Ask the kernel for FUSE passthrough (FsOptions::passthrough says which opens use it).
-  bool passthrough = true;
+  // Mounted read-only ("-o ro"; read_only).
+  bool read_only = false;
   // Time limit of each request that may wait on the store (lookup, getattr, open, read, write,
   // flush, ...), retries included (blocking_timeout). 0: only the store's per-operation limits.
-  int64_t blocking_timeout_ms = 0;
+  int64_t blocking_timeout_ms = 30'000;
   // The daemon's statistics as text, served as the extended attribute "user.kvfs.stats" of the
   // mount root (getfattr -n user.kvfs.stats MOUNTPOINT, `kvfs stats`). Called on the FUSE worker
   // thread of each getxattr/listxattr of the root, so it must be thread-safe and quick. The

@@ -104,7 +104,7 @@ TEST(CommandLineTest, RoSetsReadOnlyAndPassesThrough) {
   EXPECT_EQ(cmd->fuse_options, std::vector<std::string>{"ro"});
   auto config = ResolveConfig(*cmd, NoEnv());
   ASSERT_TRUE(config.ok()) << config.status().ToString();
-  EXPECT_TRUE(config->read_only);
+  EXPECT_TRUE(config->fuse.read_only);
 }
 
 TEST(CommandLineTest, EscapedCommaInOptionValue) {
@@ -203,9 +203,9 @@ TEST(ResolveConfigTest, Precedence) {
   ASSERT_TRUE(cmd.ok());
   auto c = ResolveConfig(*cmd, lookup);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->cache_size, 2 * kGiB);    // file over environment
-  EXPECT_EQ(c->s3.max_inflight, 7);      // environment over default
-  EXPECT_EQ(c->s3.region, "eu-west-3");  // file over AWS_REGION
+  EXPECT_EQ(c->cache.capacity, 2 * kGiB);  // file over environment
+  EXPECT_EQ(c->s3.max_inflight, 7);        // environment over default
+  EXPECT_EQ(c->s3.region, "eu-west-3");    // file over AWS_REGION
   EXPECT_EQ(c->s3.bucket, "from-file");
   EXPECT_EQ(c->key_prefix, "file-prefix/");
   EXPECT_EQ(c->config_files, std::vector<std::string>{file.path()});
@@ -216,8 +216,8 @@ TEST(ResolveConfigTest, Precedence) {
   ASSERT_TRUE(cmd.ok());
   c = ResolveConfig(*cmd, lookup);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->fanout, 4);
-  EXPECT_EQ(c->cache_size, 2 * kGiB);
+  EXPECT_EQ(c->fs.fanout_hex_chars, 4);
+  EXPECT_EQ(c->cache.capacity, 2 * kGiB);
   EXPECT_EQ(c->s3.bucket, "from-cli");
   EXPECT_EQ(c->key_prefix, "cli-prefix/");
   EXPECT_EQ(c->log_level, "debug");
@@ -228,7 +228,7 @@ TEST(ResolveConfigTest, Precedence) {
   ASSERT_TRUE(cmd.ok());
   c = ResolveConfig(*cmd, lookup);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->fanout, 2);
+  EXPECT_EQ(c->fs.fanout_hex_chars, 2);
   EXPECT_EQ(c->log_level, "error");
 }
 
@@ -305,7 +305,7 @@ TEST(CommandLineTest, RelativePathsAreMadeAbsolute) {
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   ASSERT_TRUE(MakePathsAbsolute(&*cmd, &*config).ok());
   EXPECT_EQ(cmd->mountpoint, "/tmp/mnt");
-  EXPECT_EQ(config->cache_dir, "/tmp/cache");
+  EXPECT_EQ(config->cache.dir, "/tmp/cache");
   EXPECT_EQ(config->s3.ca_bundle, "/tmp/ca.pem");
   // Absolute and unset paths stay as they are.
   auto abs = Parse({"s3://b", "/m"});
@@ -313,7 +313,7 @@ TEST(CommandLineTest, RelativePathsAreMadeAbsolute) {
   KvfsConfig defaults;
   ASSERT_TRUE(MakePathsAbsolute(&*abs, &defaults).ok());
   EXPECT_EQ(abs->mountpoint, "/m");
-  EXPECT_EQ(defaults.cache_dir, "");
+  EXPECT_EQ(defaults.cache.dir, "");
   ASSERT_EQ(chdir(saved), 0);
 }
 
@@ -323,10 +323,10 @@ TEST(CommandLineTest, SingleThreadedMeansOneFuseThread) {
   ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
   auto config = ResolveConfig(*cmd, NoEnv());
   ASSERT_TRUE(config.ok()) << config.status().ToString();
-  EXPECT_EQ(config->fuse_threads, 1);
+  EXPECT_EQ(config->fuse.max_threads, 1);
   cmd = Parse({"s3://b", "/m"});
   ASSERT_TRUE(cmd.ok());
-  EXPECT_EQ(ResolveConfig(*cmd, NoEnv())->fuse_threads, KvfsConfig{}.fuse_threads);
+  EXPECT_EQ(ResolveConfig(*cmd, NoEnv())->fuse.max_threads, KvfsConfig{}.fuse.max_threads);
 }
 
 // The daemon is not dumpable unless core_dumps says so (a core would show the credentials it

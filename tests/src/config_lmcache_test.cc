@@ -30,9 +30,9 @@ TEST(LmcacheConfigTest, BasicV1) {
   EXPECT_EQ(c.s3.bucket, "your-bucket-name");
   EXPECT_EQ(c.s3.endpoint, "");  // AWS's regional endpoint, resolved by the S3 layer
   EXPECT_EQ(c.s3.region, "us-east-1");
-  EXPECT_EQ(c.s3.max_inflight, 64);               // s3_num_io_threads
-  EXPECT_EQ(c.blocking_timeout, 10);              // blocking_timeout_secs
-  EXPECT_EQ(c.s3.operation_timeout_ms, 100'000);  // background operations keep their limit
+  EXPECT_EQ(c.s3.max_inflight, 64);                  // s3_num_io_threads
+  EXPECT_EQ(c.fuse.blocking_timeout_ms, 10 * 1000);  // blocking_timeout_secs
+  EXPECT_EQ(c.s3.operation_timeout_ms, 100'000);     // background operations keep their limit
   EXPECT_EQ(c.key_prefix, "");
   EXPECT_EQ(c.config_files, std::vector<std::string>{TestFile("lmcache_v1_basic.yaml")});
 }
@@ -41,7 +41,7 @@ TEST(LmcacheConfigTest, BasicV2UsesMinOfConcurrencyAndInflight) {
   KvfsConfig c = Load("lmcache_v2_basic.yaml");
   EXPECT_EQ(c.s3.bucket, "your-bucket-name");
   EXPECT_EQ(c.s3.max_inflight, 64);
-  EXPECT_EQ(c.blocking_timeout, 100);
+  EXPECT_EQ(c.fuse.blocking_timeout_ms, 100 * 1000);
 
   auto mixed = ParseConfig(
       "extra_config:\n  s3_max_io_concurrency: 32\n  s3_max_inflight_reqs: 100\n"
@@ -54,15 +54,16 @@ TEST(LmcacheConfigTest, BasicV2UsesMinOfConcurrencyAndInflight) {
 TEST(LmcacheConfigTest, SaveUnfullChunkFalseLearnsChunkSizes) {
   auto full_only = ParseConfig("chunk_size: 256\nsave_unfull_chunk: false\n", "lm.yaml");
   ASSERT_TRUE(full_only.ok()) << full_only.status().ToString();
-  EXPECT_TRUE(full_only->learn_chunk_sizes);
+  EXPECT_TRUE(full_only->fs.learn_chunk_sizes);
   auto unfull = ParseConfig("save_unfull_chunk: true\n", "lm.yaml");
   ASSERT_TRUE(unfull.ok());
-  EXPECT_FALSE(unfull->learn_chunk_sizes);
-  EXPECT_FALSE(ParseConfig("chunk_size: 256\n", "lm.yaml")->learn_chunk_sizes);  // off unless asked
+  EXPECT_FALSE(unfull->fs.learn_chunk_sizes);
+  EXPECT_FALSE(
+      ParseConfig("chunk_size: 256\n", "lm.yaml")->fs.learn_chunk_sizes);  // off unless asked
   // kvfs's own key wins over LMCache's in one file.
   auto both = ParseConfig("save_unfull_chunk: false\nlearn_chunk_sizes: false\n", "lm.yaml");
   ASSERT_TRUE(both.ok());
-  EXPECT_FALSE(both->learn_chunk_sizes);
+  EXPECT_FALSE(both->fs.learn_chunk_sizes);
   auto bad = ParseConfig("save_unfull_chunk: maybe\n", "lm.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("save_unfull_chunk"), std::string::npos)
@@ -199,8 +200,8 @@ TEST(LmcacheConfigTest, HuggingFaceBucketPlugin) {
   EXPECT_EQ(c->key_prefix, "prod/");
   EXPECT_EQ(c->s3.region, "us-east-1");
   EXPECT_TRUE(c->s3.path_style);
-  EXPECT_EQ(c->cache_dir, "/tmp/lmcache-hfbucket");  // download_tmp_dir
-  EXPECT_EQ(c->metadata_cache_ttl_secs, 30);
+  EXPECT_EQ(c->cache.dir, "/tmp/lmcache-hfbucket");  // download_tmp_dir
+  EXPECT_EQ(c->fs.metadata_ttl_secs, 30);
   // token_env is explained (the gateway takes the S3 key pair), never silently dropped.
   EXPECT_NE(log.text().find("remote_storage_plugin.hfbucket.token_env"), std::string::npos);
   EXPECT_NE(log.text().find("AWS_ACCESS_KEY_ID"), std::string::npos);

@@ -23,20 +23,20 @@ std::string ErrorOf(const std::string& yaml) {
 TEST(ConfigTest, Defaults) {
   KvfsConfig c;
   EXPECT_EQ(c.source_kind, SourceKind::kNone);
-  EXPECT_EQ(c.max_chunk_bytes, 256 * kMiB);
-  EXPECT_EQ(c.temp_patterns, (std::vector<std::string>{"*.tmp", "*.tmp.*", "*.tmp[0-9a-f]*"}));
-  EXPECT_EQ(c.metadata_cache_ttl_secs, 30);
+  EXPECT_EQ(c.fs.max_chunk_bytes, 256 * kMiB);
+  EXPECT_EQ(c.fs.temp_patterns, (std::vector<std::string>{"*.tmp", "*.tmp.*", "*.tmp[0-9a-f]*"}));
+  EXPECT_EQ(c.fs.metadata_ttl_secs, 30);
   EXPECT_EQ(c.stale_upload_age_secs, 3600);
-  EXPECT_EQ(c.cached_chunk_trust_secs, 3600);
-  EXPECT_EQ(c.blocking_timeout, 30);
+  EXPECT_EQ(c.fs.cached_chunk_trust_secs, 3600);
+  EXPECT_EQ(c.fuse.blocking_timeout_ms, 30 * 1000);
   EXPECT_EQ(c.s3.circuit_breaker_failures, 5);
   EXPECT_EQ(c.s3.circuit_breaker_cooldown_ms, 5000);
-  EXPECT_DOUBLE_EQ(c.cache_high_watermark, 0.85);
-  EXPECT_DOUBLE_EQ(c.cache_evict_ratio, 0.2);
-  EXPECT_EQ(c.unlink_policy, UnlinkPolicy::kLocal);
-  EXPECT_EQ(c.exists_policy, ExistsPolicy::kSameSizeOk);
-  EXPECT_EQ(c.fanout, 0);
-  EXPECT_TRUE(c.subdirectories);
+  EXPECT_DOUBLE_EQ(c.cache.high_watermark, 0.85);
+  EXPECT_DOUBLE_EQ(c.cache.evict_ratio, 0.2);
+  EXPECT_EQ(c.fs.unlink_policy, UnlinkPolicy::kLocal);
+  EXPECT_EQ(c.fs.exists_policy, ExistsPolicy::kSameSizeOk);
+  EXPECT_EQ(c.fs.fanout_hex_chars, 0);
+  EXPECT_TRUE(c.fs.subdirectories);
   EXPECT_TRUE(c.s3.verify_tls);
   EXPECT_TRUE(ValidateConfig(c).ok());
   EXPECT_FALSE(DefaultCacheDir().empty());
@@ -45,14 +45,14 @@ TEST(ConfigTest, Defaults) {
 TEST(ConfigTest, FlatDirectory) {
   auto c = ParseConfig("subdirectories: false\n", kFile);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_FALSE(c->subdirectories);
+  EXPECT_FALSE(c->fs.subdirectories);
   EXPECT_FALSE(ParseConfig("subdirectories: maybe\n", kFile).ok());
 }
 
 TEST(ConfigTest, EmptyFileKeepsDefaults) {
   auto c = ParseConfig("", kFile);
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->cache_size, KvfsConfig{}.cache_size);
+  EXPECT_EQ(c->cache.capacity, KvfsConfig{}.cache.capacity);
   c = ParseConfig("# only a comment\n", kFile);
   ASSERT_TRUE(c.ok());
 }
@@ -126,34 +126,34 @@ log_level: warning
   EXPECT_EQ(c->s3.connect_timeout_ms, 2000);
   EXPECT_EQ(c->s3.stall_timeout_ms, 15000);
   EXPECT_EQ(c->s3.operation_timeout_ms, 120'000);
-  EXPECT_EQ(c->blocking_timeout, 10);
+  EXPECT_EQ(c->fuse.blocking_timeout_ms, 10 * 1000);
   EXPECT_EQ(c->s3.max_attempts, 7);
   EXPECT_EQ(c->s3.backoff_base_ms, 20);
   EXPECT_EQ(c->s3.backoff_max_ms, 1000);
   EXPECT_EQ(c->s3.circuit_breaker_failures, 3);
   EXPECT_EQ(c->s3.circuit_breaker_cooldown_ms, 2000);
   EXPECT_EQ(c->s3.conditional_create, ConditionalCreateMode::kHeadCheck);
-  EXPECT_EQ(c->get_part_size, 32 * kMiB);
-  EXPECT_EQ(c->multipart_threshold, 128 * kMiB);
-  EXPECT_EQ(c->multipart_part_size, 64 * kMiB);
-  EXPECT_EQ(c->cache_dir, "/dev/shm/kvfs");
-  EXPECT_EQ(c->cache_size, 64 * kGiB);
-  EXPECT_DOUBLE_EQ(c->cache_high_watermark, 0.9);
-  EXPECT_DOUBLE_EQ(c->cache_evict_ratio, 0.25);
-  EXPECT_EQ(c->chunk_sizes, (std::vector<uint64_t>{8 * kMiB, 10 * kMiB, 32 * kMiB}));
-  EXPECT_EQ(c->max_chunk_bytes, 128 * kMiB);
-  EXPECT_EQ(c->temp_patterns, (std::vector<std::string>{"*.tmp", "*.partial"}));
-  EXPECT_EQ(c->unlink_policy, UnlinkPolicy::kRemote);
-  EXPECT_EQ(c->exists_policy, ExistsPolicy::kEexist);
-  EXPECT_EQ(c->metadata_cache_ttl_secs, 60);
+  EXPECT_EQ(c->reader.part_size, 32 * kMiB);
+  EXPECT_EQ(c->fs.multipart_threshold, 128 * kMiB);
+  EXPECT_EQ(c->fs.multipart_part_size, 64 * kMiB);
+  EXPECT_EQ(c->cache.dir, "/dev/shm/kvfs");
+  EXPECT_EQ(c->cache.capacity, 64 * kGiB);
+  EXPECT_DOUBLE_EQ(c->cache.high_watermark, 0.9);
+  EXPECT_DOUBLE_EQ(c->cache.evict_ratio, 0.25);
+  EXPECT_EQ(c->fs.chunk_sizes, (std::vector<uint64_t>{8 * kMiB, 10 * kMiB, 32 * kMiB}));
+  EXPECT_EQ(c->fs.max_chunk_bytes, 128 * kMiB);
+  EXPECT_EQ(c->fs.temp_patterns, (std::vector<std::string>{"*.tmp", "*.partial"}));
+  EXPECT_EQ(c->fs.unlink_policy, UnlinkPolicy::kRemote);
+  EXPECT_EQ(c->fs.exists_policy, ExistsPolicy::kEexist);
+  EXPECT_EQ(c->fs.metadata_ttl_secs, 60);
   EXPECT_EQ(c->stale_upload_age_secs, 7200);
-  EXPECT_EQ(c->cached_chunk_trust_secs, 120);
-  EXPECT_EQ(c->fanout, 2);
-  EXPECT_EQ(c->statfs_size, uint64_t{1} << 40);
-  EXPECT_TRUE(c->allow_other);
-  EXPECT_TRUE(c->read_only);
-  EXPECT_EQ(c->fuse_threads, 32);
-  EXPECT_EQ(c->max_read, kMiB);
+  EXPECT_EQ(c->fs.cached_chunk_trust_secs, 120);
+  EXPECT_EQ(c->fs.fanout_hex_chars, 2);
+  EXPECT_EQ(c->fs.statfs_total_bytes, uint64_t{1} << 40);
+  EXPECT_TRUE(c->fuse.allow_other);
+  EXPECT_TRUE(c->fuse.read_only);
+  EXPECT_EQ(c->fuse.max_threads, 32);
+  EXPECT_EQ(c->fuse.max_read, kMiB);
   EXPECT_EQ(c->log_level, "warn");
   EXPECT_TRUE(ValidateConfig(*c).ok());
 }
@@ -161,8 +161,8 @@ log_level: warning
 TEST(ConfigTest, KvfsSectionAndListAsString) {
   auto c = ParseConfig("kvfs:\n  cache_size: 1GiB\n  chunk_sizes: 8MiB,16MiB\n", kFile);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->cache_size, kGiB);
-  EXPECT_EQ(c->chunk_sizes, (std::vector<uint64_t>{8 * kMiB, 16 * kMiB}));
+  EXPECT_EQ(c->cache.capacity, kGiB);
+  EXPECT_EQ(c->fs.chunk_sizes, (std::vector<uint64_t>{8 * kMiB, 16 * kMiB}));
 }
 
 TEST(ConfigTest, FileSource) {
@@ -234,7 +234,7 @@ TEST(ConfigTest, InvalidValuesNameFileKeyAndReason) {
 TEST(ConfigTest, FailedFileLeavesConfigUnchanged) {
   KvfsConfig c;
   EXPECT_FALSE(ApplyConfigYaml("cache_size: 1GiB\nfanout: 99\n", kFile, &c).ok());
-  EXPECT_EQ(c.cache_size, KvfsConfig{}.cache_size);
+  EXPECT_EQ(c.cache.capacity, KvfsConfig{}.cache.capacity);
 }
 
 TEST(ConfigTest, YamlSyntaxErrorHasLine) {
@@ -303,15 +303,15 @@ TEST(ConfigTest, DumpRoundTrips) {
 
 TEST(ConfigTest, CrossKeyValidation) {
   KvfsConfig c;
-  c.chunk_sizes = {512 * kMiB};
+  c.fs.chunk_sizes = {512 * kMiB};
   EXPECT_EQ(ValidateConfig(c).message(),
             "configuration: key 'chunk_sizes': 512MiB is larger than max_chunk_bytes (256MiB)");
   c = KvfsConfig{};
-  c.cache_high_watermark = 0.1;
+  c.cache.high_watermark = 0.1;
   EXPECT_EQ(ValidateConfig(c).message(),
             "configuration: key 'cache_evict_ratio': must not exceed cache_high_watermark");
   c = KvfsConfig{};
-  c.temp_patterns = {"dir/*.tmp"};
+  c.fs.temp_patterns = {"dir/*.tmp"};
   EXPECT_FALSE(ValidateConfig(c).ok());
 }
 
@@ -326,8 +326,8 @@ TEST(ConfigTest, EnvironmentVariables) {
   };
   KvfsConfig c;
   ASSERT_TRUE(ApplyEnvironment(lookup, &c).ok());
-  EXPECT_EQ(c.cache_size, 2 * kGiB);
-  EXPECT_EQ(c.chunk_sizes, (std::vector<uint64_t>{8 * kMiB, 16 * kMiB}));
+  EXPECT_EQ(c.cache.capacity, 2 * kGiB);
+  EXPECT_EQ(c.fs.chunk_sizes, (std::vector<uint64_t>{8 * kMiB, 16 * kMiB}));
   EXPECT_EQ(c.s3.region, "ap-south-1");
 
   env["KVFS_FANOUT"] = "x";
@@ -345,17 +345,17 @@ TEST(ConfigTest, ApplyConfigValueUnknownKey) {
 // Owner and modes of the files the mount shows: numeric ids, an octal umask.
 TEST(ConfigTest, OwnerAndUmaskKeys) {
   KvfsConfig c;
-  EXPECT_EQ(c.uid, -1);
-  EXPECT_EQ(c.gid, -1);
-  EXPECT_EQ(c.umask, 022u);
+  EXPECT_EQ(c.fs.uid, static_cast<uid_t>(-1));
+  EXPECT_EQ(c.fs.gid, static_cast<gid_t>(-1));
+  EXPECT_EQ(c.fs.dir_mode, 0777u & ~022u);  // umask 022
   ASSERT_TRUE(ApplyConfigValue("uid", "1000", "command line", &c).ok());
   ASSERT_TRUE(ApplyConfigValue("gid", "4294967294", "command line", &c).ok());
   ASSERT_TRUE(ApplyConfigValue("umask", "0027", "command line", &c).ok());
-  EXPECT_EQ(c.uid, 1000);
-  EXPECT_EQ(c.gid, 4294967294);
-  EXPECT_EQ(c.umask, 027u);
+  EXPECT_EQ(c.fs.uid, 1000u);
+  EXPECT_EQ(c.fs.gid, 4294967294u);
+  EXPECT_EQ(c.fs.dir_mode, 0777u & ~027u);  // umask 027
   ASSERT_TRUE(ApplyConfigValue("umask", "7", "command line", &c).ok());
-  EXPECT_EQ(c.umask, 07u);
+  EXPECT_EQ(c.fs.dir_mode, 0777u & ~07u);  // umask 07
   EXPECT_NE(DumpConfig(c).find("\numask: 0007\n"), std::string::npos) << DumpConfig(c);
   EXPECT_EQ(ApplyConfigValue("uid", "alice", "command line", &c).message(),
             "command line: key 'uid': 'alice' is not a numeric id (-1 for kvfs's own, or 0 to "
@@ -367,8 +367,8 @@ TEST(ConfigTest, OwnerAndUmaskKeys) {
   }
   auto f = ParseConfig("uid: 0\ngid: 0\numask: 077\n", kFile);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
-  EXPECT_EQ(f->uid, 0);
-  EXPECT_EQ(f->umask, 077u);
+  EXPECT_EQ(f->fs.uid, 0u);
+  EXPECT_EQ(f->fs.file_mode, 0600u);  // umask 077
 }
 
 }  // namespace
