@@ -4,8 +4,8 @@
 The engines' I/O is tests/integration/engine_patterns.py (llm-d nested hash trees with temp +
 rename-before-close, SGLang HiCacheFile flat pages with temp + os.replace, LMCache GDS header +
 data + metadata files in two-level hash directories, LMCache MP fs_native/fs:// flat temp +
-rename over two base paths) and engine_patterns_2026.py (vLLM 0.33.0's fs tier with O_DIRECT temp +
-rename and access() lookups, SGLang HiCacheFile direct_io O_DIRECT pages under their final names,
+rename over two base paths) and engine_patterns_vllm_sglang_dynamo.py (vLLM 0.33.0's fs tier
+with O_DIRECT temp + rename and access() lookups, SGLang HiCacheFile direct_io O_DIRECT pages under their final names,
 SGLang fast_file O_EXCL temps + writev/readv of 64 buffers, Dynamo KVBM's unlinked scratch file
 read and written O_DIRECT at offsets, Dynamo new_at_path named files); see docs/engines.md. Prints one JSON object per measurement, with
 the fields kvbench.py uses (mib_s, ops_s, seconds, errors, verify_errors) and phase

@@ -38,11 +38,6 @@ void Revalidator::Enqueue(const ObjectInfo& served, uint64_t gen) {
   cv_.SignalAll();
 }
 
-void Revalidator::Drain() {
-  MutexLock l(&mu_);
-  cv_.Wait(&mu_, [this]() REQUIRES(mu_) { return stop_ || (queue_.empty() && !busy_); });
-}
-
 uint64_t Revalidator::checks() const {
   MutexLock l(&mu_);
   return checks_;
@@ -62,16 +57,13 @@ void Revalidator::Run() {
       if (stop_) return;
       item = std::move(queue_.front());
       queue_.pop_front();
-      busy_ = true;
     }
     Check(item);
     {
       MutexLock l(&mu_);
-      busy_ = false;
       queued_.erase(item.served.key);
       checks_++;
     }
-    cv_.SignalAll();
   }
 }
 

@@ -35,8 +35,6 @@ class Revalidator {
   // Queues a check of `served` (the answer given), made while the key's metadata generation was
   // `gen` (MetaCache::GetStale; 0: no entry).
   void Enqueue(const ObjectInfo& served, uint64_t gen) EXCLUDES(mu_);
-  // Waits until the queue is empty and no check runs (tests).
-  void Drain() EXCLUDES(mu_);
 
   uint64_t checks() const EXCLUDES(mu_);   // HEADs done
   uint64_t dropped() const EXCLUDES(mu_);  // local copies dropped (404 or another version)
@@ -60,7 +58,6 @@ class Revalidator {
   CondVar cv_;
   std::deque<Item> queue_ GUARDED_BY(mu_);
   std::unordered_set<std::string> queued_ GUARDED_BY(mu_);  // keys in queue_ or being checked
-  bool busy_ GUARDED_BY(mu_) = false;
   bool stop_ GUARDED_BY(mu_) = false;
   uint64_t checks_ GUARDED_BY(mu_) = 0;
   uint64_t dropped_ GUARDED_BY(mu_) = 0;

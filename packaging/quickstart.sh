@@ -24,7 +24,7 @@ build/kvfs "$source" "$mnt" -o "cache_dir=$demo/cache,cache_size=1GiB"
 trap 'fusermount3 -u "$mnt" 2>/dev/null || true' EXIT
 
 echo "== engine-style I/O through the mount (LMCache local_disk and MP fs patterns)"
-python3 tests/integration/engine_replay.py "$mnt"
+python3 tests/integration/lmcache_disk_replay.py "$mnt"
 
 echo "== what the mount shows"
 ls -la "$mnt" | head -20

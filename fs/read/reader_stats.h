@@ -14,9 +14,8 @@ namespace kvfs {
 #define KVFS_READER_STATS(X)                                                                       \
   X(opens, "kvfs_read_opens", kCounter)                                                            \
   X(hits, "kvfs_read_hits", kCounter) /* opens served from a complete cache entry */               \
-  /* hits the kernel reads from the cache file itself (FUSE passthrough): their bytes are not in   \
-   */                                                                                              \
-  /* kvfs_read_bytes_from_cache */                                                                                                \
+  /* hits the kernel reads from the cache file itself (FUSE passthrough): their bytes are not  */  \
+  /* in kvfs_read_bytes_from_cache                                                             */  \
   X(passthrough_opens, "kvfs_read_passthrough_opens", kCounter)                                    \
   X(misses, "kvfs_read_misses", kCounter) /* opens that started a download */                      \
   /* opens that joined a download in progress (single flight) */                                   \

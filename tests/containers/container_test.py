@@ -262,8 +262,8 @@ for name in sys.argv[3:]:
 def case_two_containers(ctx):
     ctx.run_kvfs("kvfs-a", ["-v", ctx.node.cache + ":/var/cache/kvfs"])
     r = ctx.engine("engine-a", "sh", "-c",
-                   "python3 /opt/kvfs-test/engine_replay.py /mnt/kvfs/kv --manifest /tmp/m.json"
-                   " && echo MANIFEST && cat /tmp/m.json")
+                   "python3 /opt/kvfs-test/lmcache_disk_replay.py /mnt/kvfs/kv"
+                   " --manifest /tmp/m.json && echo MANIFEST && cat /tmp/m.json")
     assert r.returncode == 0, "engine replay in the engine container failed: %s" % (
         (r.stdout + r.stderr)[-2000:])
     manifest = json.loads(r.stdout.split("MANIFEST\n", 1)[1])

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The container tests: kvfs's image from Debian packages (packaging/build-image.sh), a test
-# engine image (Debian's python3 and tests/integration/engine_replay.py, nothing else), then
+# engine image (Debian's python3 and tests/integration/lmcache_disk_replay.py, nothing else), then
 # tests/containers/container_test.py against KVFS_TEST_S3_ENDPOINT (tests/run_all.sh's RGW).
 #   tests/containers/run.sh [--only case,...]
 # A missing tool or server fails: a skip counts as a failure. podman runs with this directory's
@@ -21,12 +21,12 @@ KVFS_DEB_BUILD_DIR=${KVFS_DEB_BUILD_DIR:-$ROOT/build-release} \
   bash "$ROOT/packaging/build-deb.sh" "$WORK" >/dev/null
 bash "$ROOT/packaging/build-image.sh" --deb "$(ls "$WORK"/kvfs_*.deb)" --tag localhost/kvfs:test
 
-say "engine test image (bookworm minbase + python3 + engine_replay.py)"
+say "engine test image (bookworm minbase + python3 + lmcache_disk_replay.py)"
 mmdebstrap --mode=root --variant=minbase --quiet --include=python3 \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' \
   --customize-hook='mkdir -p "$1/opt/kvfs-test"' \
-  --customize-hook="copy-in $ROOT/tests/integration/engine_replay.py /opt/kvfs-test" \
+  --customize-hook="copy-in $ROOT/tests/integration/lmcache_disk_replay.py /opt/kvfs-test" \
   bookworm "$WORK/engine.tar" "${KVFS_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 podman import --quiet --change "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
   "$WORK/engine.tar" localhost/kvfs-test-engine:test >/dev/null

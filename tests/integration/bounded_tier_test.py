@@ -25,7 +25,7 @@ import time
 import urllib.parse
 
 import daemon_test as dt
-from engines_replay import run_checks
+from engines_two_mounts_replay import run_checks
 
 MIB = 1 << 20
 CAP_MIB = 24

@@ -347,15 +347,16 @@ def check_store(store, want):
 def case_replay(ctx):
     """Engine replay through a daemonized mount; fusermount3 -u; objects in the store."""
     store = ctx.store()
-    # unlink_policy remote: the store must hold exactly the chunks engine_replay did not evict.
+    # unlink_policy remote: the store must hold exactly the chunks lmcache_disk_replay did not
+    # evict.
     a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache"),
                {"multipart_threshold": "8MiB", "multipart_part_size": "5MiB",
                 "unlink_policy": "remote"})
     manifest = ctx.path("manifest.json")
-    subprocess.run([sys.executable, os.path.join(HERE, "engine_replay.py"), a.mnt,
+    subprocess.run([sys.executable, os.path.join(HERE, "lmcache_disk_replay.py"), a.mnt,
                     "--chunk-bytes", str(2 * MIB), "--big-chunk-bytes", str(12 * MIB),
                     "--manifest", manifest], check=True, timeout=240)
-    ok("engine_replay.py passed through the daemon")
+    ok("lmcache_disk_replay.py passed through the daemon")
     a.unmount()
     with open(manifest) as f:
         m = json.load(f)

@@ -1,6 +1,6 @@
 """The file I/O of the inference engines' disk tiers, system call for system call, as read from
-their public source (docs/engines.md). Shared by tests/integration/engines_replay.py (checks) and
-bench/engines_bench.py (timings). Python 3 stdlib only.
+their public source (docs/engines.md). Shared by tests/integration/engines_two_mounts_replay.py
+(checks) and bench/engines_bench.py (timings). Python 3 stdlib only.
 
 Every engine class takes the directory it is pointed at (`root`) and offers:
   path(h)       where chunk/page number h lives (h: an int; names derive from sha256(h))
@@ -421,8 +421,8 @@ ENGINES = {"llmd": LlmD, "llmd022": LlmD022, "sglang": Sglang, "gds": LmcacheGds
 DEFAULT_MIB = {"llmd": 8, "llmd022": 8, "sglang": 2, "gds": 8, "mp": 8}
 
 # The engines as they ship in 2026-11 (vLLM 0.33.0 fs tier, SGLang direct_io and fast_file,
-# Dynamo KVBM): engine_patterns_2026.py, which uses the helpers above.
-import engine_patterns_2026 as _current  # noqa: E402
+# Dynamo KVBM): engine_patterns_vllm_sglang_dynamo.py, which uses the helpers above.
+import engine_patterns_vllm_sglang_dynamo as _current  # noqa: E402
 
 ENGINES.update(_current.ENGINES)
 DEFAULT_MIB.update(_current.DEFAULT_MIB)

@@ -33,7 +33,7 @@ import tempfile
 import time
 
 import daemon_test as dt
-from engines_replay import run_checks
+from engines_two_mounts_replay import run_checks
 
 KIB = 1 << 10
 MIB = 1 << 20

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Real-mount integration test: mounts kvfs (kvfs_test_mount) over the directory store or an S3
-bucket, runs engine_replay.py through the mount, checks the objects in the store, the bad-input
-errors, and a second mount ("another node") of the same store.
+bucket, runs lmcache_disk_replay.py through the mount, checks the objects in the store, the
+bad-input errors, and a second mount ("another node") of the same store.
 
     run_mount_test.py --binary PATH/kvfs_test_mount --backend dir|s3
 
@@ -38,7 +38,7 @@ class Mount:
         # Each mount ("node") has its own chunk cache next to its spool (same filesystem, so
         # written chunks are adopted into the cache).
         cache = spool + "-cache"
-        # unlink_policy remote: the checks of the bucket after engine_replay's eviction and of
+        # unlink_policy remote: the checks of the bucket after lmcache_disk_replay's eviction and of
         # node B after it expect the delete to reach the store.
         cmd = [binary] + store_args + ["--prefix", PREFIX, "--spool", spool, "--cache-dir",
                                        cache, "--unlink-policy", "remote"] + list(extra) + [mnt]
@@ -271,7 +271,7 @@ def main():
                   sizes)
         mounts.append(a)
         manifest = os.path.join(work, "manifest.json")
-        subprocess.run([sys.executable, os.path.join(HERE, "engine_replay.py"), a.mnt,
+        subprocess.run([sys.executable, os.path.join(HERE, "lmcache_disk_replay.py"), a.mnt,
                         "--chunk-bytes", str(CHUNK), "--big-chunk-bytes", str(BIG),
                         "--manifest", manifest], check=True, timeout=240)
         with open(manifest) as f:

@@ -25,7 +25,7 @@ import sys
 import time
 
 import daemon_test as dt
-from engines_replay import run_checks
+from engines_two_mounts_replay import run_checks
 from whole_chunks_test import on_node, payload, stored, wait_for
 
 MIB = 1 << 20

@@ -27,7 +27,7 @@ import tempfile
 import time
 
 import daemon_test as dt
-from engines_replay import run_checks
+from engines_two_mounts_replay import run_checks
 
 MIB = 1 << 20
 TTL = 1  # metadata_cache_ttl_secs: node B sees A's changes this long after a lookup

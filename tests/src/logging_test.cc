@@ -1,7 +1,11 @@
 #include "src/logging.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/dup_filter_sink.h>
+#include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
+
+#include <memory>
 
 namespace kvfs {
 namespace {
@@ -28,9 +32,22 @@ TEST_F(LoggingTest, UnknownLevelIsAnError) {
   EXPECT_NE(st.message().find("'loud'"), std::string::npos);
 }
 
+// Daemonized, lines go to syslog (behind the duplicate filter) and none to stderr, which is
+// /dev/null then. Without a syslog daemon (a container) the lines are lost, silently.
 TEST_F(LoggingTest, SyslogWhenDaemonized) {
   ASSERT_TRUE(SetupLogging({.level = "info", .to_syslog = true, .ident = "kvfs-test"}).ok());
-  EXPECT_EQ(spdlog::default_logger()->sinks().size(), 1u);
+  ::testing::internal::CaptureStderr();
+  spdlog::info("kvfs logging test: info");
+  spdlog::warn("kvfs logging test: warning");
+  spdlog::default_logger()->flush();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+
+  const auto& sinks = spdlog::default_logger()->sinks();
+  ASSERT_EQ(sinks.size(), 1u);
+  auto filter = std::dynamic_pointer_cast<spdlog::sinks::dup_filter_sink_mt>(sinks[0]);
+  ASSERT_NE(filter, nullptr);
+  ASSERT_EQ(filter->sinks().size(), 1u);
+  EXPECT_NE(std::dynamic_pointer_cast<spdlog::sinks::syslog_sink_mt>(filter->sinks()[0]), nullptr);
 }
 
 TEST_F(LoggingTest, LevelChangesWhileRunning) {

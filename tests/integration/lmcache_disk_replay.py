@@ -2,7 +2,7 @@
 """Replays an inference engine's KV-cache I/O (LMCache local_disk and MP fs adapter, see
 shared notes engine-io.md) against a directory - normally a kvfs mount - and checks every byte.
 
-    engine_replay.py MOUNTPOINT [--chunk-bytes N] [--big-chunk-bytes N] [--chunks N]
+    lmcache_disk_replay.py MOUNTPOINT [--chunk-bytes N] [--big-chunk-bytes N] [--chunks N]
                                 [--threads N] [--manifest OUT.json]
 
 Exits 0 when everything matched; prints what failed otherwise. The manifest (optional) lists the
@@ -179,7 +179,7 @@ def main():
     if args.manifest:
         with open(args.manifest, "w") as f:
             json.dump({"files": expected, "removed": [victim]}, f)
-    print("engine replay: all checks passed")
+    print("LMCache disk replay: all checks passed")
     return 0
 
 
@@ -187,5 +187,5 @@ if __name__ == "__main__":
     try:
         sys.exit(main())
     except (AssertionError, OSError) as e:
-        print("engine replay FAILED: %r" % (e,), file=sys.stderr)
+        print("LMCache disk replay FAILED: %r" % (e,), file=sys.stderr)
         sys.exit(1)

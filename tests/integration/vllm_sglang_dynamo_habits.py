@@ -1,9 +1,10 @@
-"""engines_replay.py's checks of the 2026-11 engines' own habits (engine_patterns_2026.py), through
-the same two mounts (node A and node B of one bucket, unlink_policy remote, metadata TTL `ttl`):
-vLLM's O_DIRECT probe and its delete after a short read, SGLang fast_file's replace of a page of
-another size, its delete of a size-mismatched page, its LRU and its stale-temp scan, Dynamo KVBM's
-scratch file through its fallocate fallbacks (and at a real tier's size), new_at_path. The generic
-store/lookup/scan/load/evict/restart checks of these engines run in engines_replay.py.
+"""engines_two_mounts_replay.py's checks of vLLM's, SGLang's and Dynamo KVBM's own habits (as the
+engines ship in 2026-11: engine_patterns_vllm_sglang_dynamo.py), through the same two mounts (node A
+and node B of one bucket, unlink_policy remote, metadata TTL `ttl`): vLLM's O_DIRECT probe and its
+delete after a short read, SGLang fast_file's replace of a page of another size, its delete of a
+size-mismatched page, its LRU and its stale-temp scan, Dynamo KVBM's scratch file through its
+fallocate fallbacks (and at a real tier's size), new_at_path. The generic
+store/lookup/scan/load/evict/restart checks of these engines run in engines_two_mounts_replay.py.
 
 A check that kvfs refuses on purpose asserts the documented errno and the engine's own way out;
 EXPECTED_FAILURES lists what kvfs fails that it should not (none today)."""
@@ -13,7 +14,7 @@ import time
 
 import daemon_test as dt
 import engine_patterns as ep
-import engine_patterns_2026 as ep2
+import engine_patterns_vllm_sglang_dynamo as ep2
 
 # check name -> reason: run, reported as XFAIL (or XPASS) without failing the run.
 EXPECTED_FAILURES = {}

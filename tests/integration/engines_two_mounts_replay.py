@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Each inference engine's disk-tier I/O (engine_patterns.py: llm-d, SGLang HiCacheFile, LMCache
-GDS in both write modes, LMCache MP fs_native/fs://, Dynamo KVBM's disk tier; and, from
-engine_patterns_2026.py, vLLM 0.33.0's fs tier, SGLang HiCacheFile direct_io and fast_file, Dynamo
-KVBM's scratch file and new_at_path, with their own checks in engines_replay_2026.py) replayed through two
-real kvfs mounts of one bucket: written on node A, looked up, scanned and read on node B, evicted,
-and everything read again after both daemons restarted. The bucket is checked directly: no object
-under a temporary name, ever.
+"""Each inference engine's disk-tier I/O (engine_patterns.py: llm-d, SGLang HiCacheFile, LMCache GDS
+in both write modes, LMCache MP fs_native/fs://, Dynamo KVBM's disk tier; and, from
+engine_patterns_vllm_sglang_dynamo.py, vLLM 0.33.0's fs tier, SGLang HiCacheFile direct_io and
+fast_file, Dynamo KVBM's scratch file and new_at_path, with their own checks in
+vllm_sglang_dynamo_habits.py) replayed through two real kvfs mounts of one bucket: written on node
+A, looked up, scanned and read on node B, evicted, and everything read again after both daemons
+restarted. The bucket is checked directly: no object under a temporary name, ever.
 
-    engines_replay.py --kvfs PATH/kvfs --backend s3|dir
+    engines_two_mounts_replay.py --kvfs PATH/kvfs --backend s3|dir
 
 Prints `N passed, N failed` and exits 1 when a check failed; 77 = skipped (no FUSE or no S3
 endpoint) unless KVFS_REQUIRE_FUSE=1 / KVFS_REQUIRE_S3=1.
@@ -24,8 +24,8 @@ import traceback
 
 import daemon_test as dt
 import engine_patterns as ep
-import engine_patterns_2026 as ep2
-import engines_replay_2026 as er2
+import engine_patterns_vllm_sglang_dynamo as ep2
+import vllm_sglang_dynamo_habits as habits
 from mount_util import skip_or_fail
 
 MIB = 1 << 20
@@ -80,7 +80,7 @@ def main():
     ap.add_argument("--kvfs", required=True)
     ap.add_argument("--backend", choices=["dir", "s3"], default="s3")
     args = ap.parse_args()
-    return run_checks("engines_replay", args, run, "kvfs-engines-")
+    return run_checks("engines_two_mounts_replay", args, run, "kvfs-engines-")
 
 
 def run(ctx, checks):
@@ -132,7 +132,7 @@ def run(ctx, checks):
                lambda: ep.utimensat_atime_now(on_a[0].path(1)))
     checks.run("Dynamo KVBM disk tier: fallocate EOPNOTSUPP, preallocation EFBIG, nothing left",
                lambda: check_dynamo(a.mnt, store))
-    er2.run(checks, a, b, store, size, TTL)
+    habits.run(checks, a, b, store, size, TTL)
 
     def evict():
         for e in on_b:

@@ -1,1 +1,0 @@
-// Keeps kvfs_test_fakes non-empty before any fake exists.
