@@ -185,7 +185,8 @@ TEST(ChunkCacheTest, BadOptionsAreRejected) {
   TempDir dir;
   ChunkCacheOptions o;
   o.dir = dir.path();
-  EXPECT_EQ(ChunkCache::Open(o).status().code(), StatusCode::kInvalidArgument);  // capacity 0
+  o.capacity = 0;
+  EXPECT_EQ(ChunkCache::Open(o).status().code(), StatusCode::kInvalidArgument);
   o.capacity = 10;
   o.high_watermark = 1.5;
   EXPECT_EQ(ChunkCache::Open(o).status().code(), StatusCode::kInvalidArgument);
