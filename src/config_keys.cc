@@ -218,6 +218,8 @@ std::vector<ConfigKey> BuildTable() {
       "core_dumps", [](KvfsConfig & c) -> auto& { return c.core_dumps; }));
   t.push_back(IntKey(
       "fuse_threads", [](KvfsConfig & c) -> auto& { return c.fuse.max_threads; }, 1, 1024));
+  t.push_back(IntKey(
+      "max_background", [](KvfsConfig & c) -> auto& { return c.fuse.max_background; }, 1, 65535));
   t.push_back(SizeKey(
       "max_read", [](KvfsConfig & c) -> auto& { return c.fuse.max_read; }, 0, 1024 * kMiB));
   t.push_back(LogLevelKey());

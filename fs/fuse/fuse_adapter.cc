@@ -51,8 +51,8 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   // Also passed as -o max_read (libfuse requires both); 0 leaves the kernel's limit.
   if (ctx->options.max_read > 0) conn->max_read = ctx->options.max_read;
   conn->max_readahead = ctx->options.max_readahead;
-  conn->max_background = 64;
-  conn->congestion_threshold = 48;
+  conn->max_background = ctx->options.max_background;
+  conn->congestion_threshold = std::max(1u, ctx->options.max_background * 3 / 4);
 }
 
 void ReplyLookup(fuse_req_t req, fuse_ino_t parent, const std::string& name,

@@ -28,6 +28,9 @@ struct FuseOptions {
   // /proc/sys/fs/pipe-max-size (1 MiB by default): 1 MiB - 16 KiB keeps every read spliceable. 0:
   // the kernel's limit.
   uint32_t max_read = (1u << 20) - (16u << 10);
+  // Requests the kernel keeps in flight in the background (read-ahead, async O_DIRECT pieces)
+  // before it makes more wait; congested (readers throttled) at three quarters of it.
+  uint32_t max_background = 64;
   // Extra "-o" options passed to libfuse as they are (e.g. "default_permissions").
   std::vector<std::string> extra_mount_options;
   bool debug = false;  // libfuse request tracing

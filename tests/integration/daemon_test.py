@@ -1095,12 +1095,40 @@ def case_write_back(ctx):
     ok("SIGTERM right after 8 closes: all stored before the daemon exited")
 
 
+def fuse_connection(mnt):
+    """The kernel's view of a mount's FUSE connection (fusectl: /sys/fs/fuse/connections/N, N
+    the minor device number of the mount), mounting fusectl first if the machine has not."""
+    conns = "/sys/fs/fuse/connections"
+    if not os.listdir(conns):
+        subprocess.run(["mount", "-t", "fusectl", "none", conns], check=True)
+    d = os.path.join(conns, str(os.minor(os.stat(mnt).st_dev)))
+    assert os.path.isdir(d), "no FUSE connection %s for %s" % (d, mnt)
+    return {f: int(open(os.path.join(d, f)).read()) for f in
+            ("max_background", "congestion_threshold")}
+
+
+def case_fuse_settings(ctx):
+    """FUSE settings reach the kernel: max_background at its default and when set."""
+    store = ctx.store()
+    a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache-a"), name="defaults")
+    got = fuse_connection(a.mnt)
+    assert got == {"max_background": 64, "congestion_threshold": 48}, got
+    ok("defaults in the kernel: %s" % got)
+    a.unmount()
+    b = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache-a"), opts={"max_background": 200},
+               name="max_background=200")
+    got = fuse_connection(b.mnt)
+    assert got == {"max_background": 200, "congestion_threshold": 150}, got
+    ok("-o max_background=200 in the kernel: %s" % got)
+    b.unmount()
+
+
 CASES = [("replay", case_replay), ("two_nodes", case_two_nodes), ("write_back", case_write_back),
          ("restart", case_restart),
          ("memory", case_memory), ("bad_inputs", case_bad_inputs), ("fstab", case_fstab),
          ("warm", case_warm), ("disk_full", case_disk_full),
          ("daemon_crash", case_daemon_crash), ("metrics", case_metrics),
-         ("operator", case_operator)]
+         ("operator", case_operator), ("fuse_settings", case_fuse_settings)]
 
 
 def main():
