@@ -82,15 +82,28 @@ void AddFeed(const FsOptions& fo, MountStack* s) {
 
 }  // namespace
 
+namespace {
+
+StatGroups GroupsOf(const CachedReader* reader, ChunkCache* cache, ObjectStore* store,
+                    Filesystem* fs, FleetFeed* feed, TierAgent* tier) {
+  StatGroups g{reader->Stats(),
+               cache->Stats(),
+               store->Stats(),
+               fs->LookupStatsNow(),
+               feed ? feed->Stats() : FeedStats{},
+               fs->WriteBackStatsNow(),
+               std::nullopt};
+  if (tier != nullptr) g.tier = tier->Stats();
+  return g;
+}
+
+}  // namespace
+
 std::function<std::string()> MountStack::StatsText() const {
   if (cached_reader == nullptr || cache == nullptr || fs == nullptr) return nullptr;
   return [reader = cached_reader, cache = cache.get(), store = store.get(), fs = fs.get(),
           feed = feed.get(), tier = tier.get()] {
-    std::string out =
-        FormatStats(reader->Stats(), cache->Stats(), store->Stats(), fs->LookupStatsNow(),
-                    feed ? feed->Stats() : FeedStats{}, fs->WriteBackStatsNow());
-    if (tier != nullptr) out += tier->StatsText();
-    return out;
+    return FormatStats(GroupsOf(reader, cache, store, fs, feed, tier));
   };
 }
 
@@ -98,11 +111,10 @@ std::function<std::string()> MountStack::PrometheusText() const {
   if (cached_reader == nullptr || cache == nullptr || fs == nullptr) return nullptr;
   return [reader = cached_reader, cache = cache.get(), store = store.get(), metered = metered,
           fs = fs.get(), feed = feed.get(), tier = tier.get()] {
-    std::string out =
-        FormatPrometheus(reader->Stats(), cache->Stats(), store->Stats(), fs->LookupStatsNow(),
-                         feed ? feed->Stats() : FeedStats{}, fs->WriteBackStatsNow());
+    std::string out = FormatPrometheus(GroupsOf(reader, cache, store, fs, feed, tier));
+    // The store's per-operation latency histograms: labelled families over the operation list
+    // (objstore/store_ops.h), which a flat statistics list cannot hold.
     if (metered != nullptr) out += metered->Prometheus();
-    if (tier != nullptr) out += tier->Prometheus();
     return out;
   };
 }

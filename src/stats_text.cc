@@ -22,6 +22,7 @@ struct StatField {
 #define KVFS_LOOKUP_FIELD(field, name, kind) {name, StatKind::kind, &LookupStats::field},
 #define KVFS_FEED_FIELD(field, name, kind) {name, StatKind::kind, &FeedStats::field},
 #define KVFS_WRITE_BACK_FIELD(field, name, kind) {name, StatKind::kind, &WriteBackStats::field},
+#define KVFS_TIER_FIELD(field, name, kind) {name, StatKind::kind, &TierStats::field},
 constexpr StatField<ReaderStats> kReaderFields[] = {KVFS_READER_STATS(KVFS_READER_FIELD)};
 constexpr StatField<CacheStats> kCacheFields[] = {KVFS_CACHE_STATS(KVFS_CACHE_FIELD)};
 constexpr StatField<StoreStats> kStoreFields[] = {KVFS_STORE_STATS(KVFS_STORE_FIELD)};
@@ -29,12 +30,14 @@ constexpr StatField<LookupStats> kLookupFields[] = {KVFS_LOOKUP_STATS(KVFS_LOOKU
 constexpr StatField<FeedStats> kFeedFields[] = {KVFS_FEED_STATS(KVFS_FEED_FIELD)};
 constexpr StatField<WriteBackStats> kWriteBackFields[] = {
     KVFS_WRITE_BACK_STATS(KVFS_WRITE_BACK_FIELD)};
+constexpr StatField<TierStats> kTierFields[] = {KVFS_TIER_STATS(KVFS_TIER_FIELD)};
 #undef KVFS_READER_FIELD
 #undef KVFS_CACHE_FIELD
 #undef KVFS_STORE_FIELD
 #undef KVFS_LOOKUP_FIELD
 #undef KVFS_FEED_FIELD
 #undef KVFS_WRITE_BACK_FIELD
+#undef KVFS_TIER_FIELD
 
 template <typename Stats, size_t N>
 void AppendRows(const Stats& stats, const StatField<Stats> (&fields)[N],
@@ -47,35 +50,37 @@ void AppendRows(const Stats& stats, const StatField<Stats> (&fields)[N],
 
 }  // namespace
 
-std::vector<StatRow> StatRows(const ReaderStats& r, const CacheStats& c, const StoreStats& s,
-                              const LookupStats& l, const FeedStats& f, const WriteBackStats& w) {
+std::vector<StatRow> StatRows(const StatGroups& g) {
   std::vector<StatRow> rows;
-  AppendRows(r, kReaderFields, &rows);
-  AppendRows(c, kCacheFields, &rows);
-  AppendRows(s, kStoreFields, &rows);
-  AppendRows(l, kLookupFields, &rows);
-  AppendRows(f, kFeedFields, &rows);
-  AppendRows(w, kWriteBackFields, &rows);
+  AppendRows(g.reader, kReaderFields, &rows);
+  AppendRows(g.cache, kCacheFields, &rows);
+  AppendRows(g.store, kStoreFields, &rows);
+  AppendRows(g.lookups, kLookupFields, &rows);
+  AppendRows(g.feed, kFeedFields, &rows);
+  AppendRows(g.write_back, kWriteBackFields, &rows);
+  if (g.tier) AppendRows(*g.tier, kTierFields, &rows);
   return rows;
 }
 
-std::string FormatStats(const ReaderStats& r, const CacheStats& c, const StoreStats& s,
-                        const LookupStats& l, const FeedStats& f, const WriteBackStats& w) {
+std::string FormatStats(const StatGroups& g) {
   std::string out;
-  for (const StatRow& row : StatRows(r, c, s, l, f, w)) {
+  for (const StatRow& row : StatRows(g)) {
     out += row.name + " " + std::to_string(row.value) + "\n";
   }
   return out;
 }
 
-std::string FormatPrometheus(const ReaderStats& r, const CacheStats& c, const StoreStats& s,
-                             const LookupStats& l, const FeedStats& f, const WriteBackStats& w) {
+std::string FormatPrometheus(const StatGroups& g) {
   std::string out;
-  for (const StatRow& row : StatRows(r, c, s, l, f, w)) {
+  for (const StatRow& row : StatRows(g)) {
     // Prometheus names counters ..._total.
     const std::string name = row.gauge ? row.name : row.name + "_total";
     out += "# TYPE " + name + (row.gauge ? " gauge\n" : " counter\n");
     out += name + " " + std::to_string(row.value) + "\n";
+  }
+  if (g.tier) {
+    out += "# TYPE kvfs_tier_collector_info gauge\nkvfs_tier_collector_info{node=\"" +
+           g.tier->holder + "\"} 1\n";
   }
   return out;
 }

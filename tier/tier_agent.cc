@@ -275,8 +275,4 @@ TierStats TierAgent::Stats() const {
   return s;
 }
 
-std::string TierAgent::StatsText() const { return TierStatsText(Stats()); }
-
-std::string TierAgent::Prometheus() const { return TierStatsPrometheus(Stats()); }
-
 }  // namespace kvfs

@@ -50,10 +50,8 @@ class TierAgent {
   // Runs a step now and waits for it to end (kvfs gc MOUNTPOINT), at most `timeout`.
   Status RunStep(std::chrono::milliseconds timeout) EXCLUDES(mu_);
 
+  // Printed with the mount's other statistics (src/stats_text.cc).
   TierStats Stats() const EXCLUDES(mu_);
-  // "kvfs_tier_..." lines for user.kvfs.stats, and Prometheus text.
-  std::string StatsText() const;
-  std::string Prometheus() const;
 
  private:
   void Run() EXCLUDES(mu_);
