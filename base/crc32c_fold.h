@@ -9,7 +9,7 @@
 // where a rewrite changes bytes already folded). It also gives up when more than kMaxPending
 // pieces wait ahead of a gap. After giving up, valid() is false for good (until Reset).
 //
-// Not thread-safe: the owner serializes calls (StreamVerifier's mutex, LocalFile's).
+// Not thread-safe: the owner serializes calls (StreamVerifier's mutex, SpoolFile's).
 #pragma once
 
 #include <cstddef>

@@ -87,7 +87,7 @@ class CacheDir {
 };
 
 // True for the names the filesystem's write spool gives its files ("spool-<pid>-<n>", see
-// fs/local_file.cc): the only names kvfs removes from a spool directory.
+// fs/spool_file.cc): the only names kvfs removes from a spool directory.
 bool IsSpoolFileName(std::string_view name);
 
 // Opens (creating it private if missing) a write-spool directory, checked like the cache

@@ -19,7 +19,7 @@
 // (a FUSE request under blocking_timeout) is handed to `aborts` when given, so that the close()
 // that gave up returns without waiting for it (fs/abort_queue.h); elsewhere it runs in place.
 //
-// Thread-safety: not thread-safe; the owner serializes calls (LocalFile::mu). The store's part
+// Thread-safety: not thread-safe; the owner serializes calls (SpoolFile::mu). The store's part
 // callbacks touch only the internal shared state, under its own mutex. The spool fd must stay
 // open until the object is destroyed (the destructor waits for parts in flight).
 #pragma once

@@ -1,6 +1,6 @@
 // Filesystem: the whole class in one file, in the order a request meets it - construction and
 // the paths and keys of names, lookups (what a name resolves to), attributes and statfs, open and
-// read, the write path (each transition asked of the LocalFile, fs/local_file.h), directories,
+// read, the write path (each transition asked of the SpoolFile, fs/spool_file.h), directories,
 // unlink and rename.
 #include "fs/filesystem.h"
 
@@ -188,7 +188,7 @@ bool HasExtension(const std::string& key) {
 }  // namespace
 
 Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs_store) {
-  std::shared_ptr<LocalFile> lf = local_files_.Find(key);
+  std::shared_ptr<SpoolFile> lf = local_files_.Find(key);
   auto local_node = [&] {
     Node node;
     node.kind = MetaEntry::kFile;
@@ -271,7 +271,7 @@ Result<Filesystem::Node> Filesystem::ResolveRemote(const std::string& key, bool*
 
 std::optional<Filesystem::Node> Filesystem::ServeLocalCopy(const std::string& key) {
   if (options_.cached_chunk_trust_secs == 0 || reader_ == nullptr) return std::nullopt;
-  std::optional<ChunkReader::LocalCopyInfo> copy = reader_->LocalCopy(key);
+  std::optional<ChunkReader::CachedCopyInfo> copy = reader_->CachedCopy(key);
   if (!copy) return std::nullopt;
   const MetaCache::Stale stale = meta_.GetStale(key);
   Node node;
@@ -449,7 +449,7 @@ pid_t Filesystem::ProcessOf(pid_t pid) const {
   return pid > 0 && probe_.thread_group ? probe_.thread_group(pid) : 0;
 }
 
-bool Filesystem::VisibleTo(const LocalFile& lf, pid_t pid) const {
+bool Filesystem::VisibleTo(const SpoolFile& lf, pid_t pid) const {
   if (lf.published_now()) return true;
   const pid_t owner = lf.owner();
   if (owner == 0) return true;  // written from a pid namespace we cannot see into
@@ -657,7 +657,7 @@ Result<FileAttr> Filesystem::SetAttr(uint64_t ino, const SetAttrRequest& req,
   }
   if (req.size && *req.size != cur.size) {
     if (cur.is_dir) return Status::InvalidArgument("cannot truncate a directory");
-    std::shared_ptr<LocalFile> lf;
+    std::shared_ptr<SpoolFile> lf;
     if (fh) {
       auto h = handles_.File(*fh);
       if (h.ok()) lf = (*h)->local;
@@ -738,7 +738,7 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store, 
   // Opened in the reader at the first read: an open that never reads (llm-d's existence check)
   // transfers nothing.
   h->remote = std::make_unique<LazyReadHandle>(reader_.get(), key, node.info,
-                                               reader_->ServesLocally(node.info));
+                                               reader_->ServesFromCache(node.info));
   // O_DIRECT opens bypass the page cache anyway, and FOPEN_DIRECT_IO would turn the kernel's
   // parallel requests for them into sequential ones.
   const bool direct_io = !options_.page_cache && h->remote->Local() && !(flags & O_DIRECT);
@@ -804,7 +804,7 @@ void Filesystem::ForgetRemoved(const std::string& key) {
 void Filesystem::KeepOpenLocal(uint64_t ino) {
   for (const auto& h : handles_.FilesOf(ino)) {
     if (!h->remote) continue;
-    Status st = h->remote->KeepLocal();
+    Status st = h->remote->KeepCached();
     if (!st.ok()) spdlog::warn("kvfs: keeping an open, unlinked file readable: {}", st.ToString());
   }
 }
@@ -813,33 +813,33 @@ void Filesystem::KeepOpenLocal(uint64_t ino) {
 // The write path
 //
 // Filesystem write path: create, open for writing, write, truncate, flush/fsync/release. Each
-// finds the LocalFile, asks it for a transition (fs/local_file.h holds the state machine) and
-// records what the transition did (Apply): FLUSH/RELEASE -> LocalFile::Commit/Release -> Uploader
+// finds the SpoolFile, asks it for a transition (fs/spool_file.h holds the state machine) and
+// records what the transition did (Apply): FLUSH/RELEASE -> SpoolFile::Commit/Release -> Uploader
 // -> the store's conditional PUT or multipart upload.
 // ===============================================================================================
 
-Result<std::shared_ptr<LocalFile>> Filesystem::NewLocal(const std::vector<std::string>& path,
+Result<std::shared_ptr<SpoolFile>> Filesystem::NewLocal(const std::vector<std::string>& path,
                                                         const std::string& key, uint64_t parent,
                                                         bool created) {
-  LocalFile::Env env{&options_,     store_.get(),
-                     &uploader_,    reader_.get(),
-                     &local_files_, learnt_sizes_.enabled() ? &learnt_sizes_ : nullptr};
-  LocalFile::Place place{key, Display(path), parent, path.back()};
-  return LocalFile::Create(env, std::move(place), IsTempName(path.back()), created);
+  SpoolFile::Deps deps{&options_,     store_.get(),
+                       &uploader_,    reader_.get(),
+                       &local_files_, learnt_sizes_.enabled() ? &learnt_sizes_ : nullptr};
+  SpoolFile::Place place{key, Display(path), parent, path.back()};
+  return SpoolFile::Create(deps, std::move(place), IsTempName(path.back()), created);
 }
 
-void Filesystem::Apply(const LocalFile::Outcome& out, const std::shared_ptr<LocalFile>& lf) {
+void Filesystem::Apply(const SpoolFile::Outcome& out, const std::shared_ptr<SpoolFile>& lf) {
   switch (out.kind) {
-    case LocalFile::Outcome::kNothing:
-    case LocalFile::Outcome::kRejected:
+    case SpoolFile::Outcome::kNothing:
+    case SpoolFile::Outcome::kRejected:
       return;
-    case LocalFile::Outcome::kQueued: {
+    case SpoolFile::Outcome::kQueued: {
       // Only write_back queues (Commit and RenameTo without waiting).
       if (lf == nullptr || write_back_ == nullptr) return;
       // Held by the task until it has run: the handles may all be released before.
       write_back_->Submit(lf->size_now(), [this, lf] {
-        LocalFile::Outcome up = lf->UploadQueued([this](const LocalFile::Outcome& o) { Apply(o); });
-        if (up.kind == LocalFile::Outcome::kDropped) {
+        SpoolFile::Outcome up = lf->UploadQueued([this](const SpoolFile::Outcome& o) { Apply(o); });
+        if (up.kind == SpoolFile::Outcome::kDropped) {
           spdlog::error(
               "kvfs: '{}' was accepted at close() but its upload failed: not stored ({}); the "
               "name is gone (write_back)",
@@ -850,10 +850,10 @@ void Filesystem::Apply(const LocalFile::Outcome& out, const std::shared_ptr<Loca
       });
       return;
     }
-    case LocalFile::Outcome::kPublished:
+    case SpoolFile::Outcome::kPublished:
       Published(out.info);
       return;
-    case LocalFile::Outcome::kDropped:
+    case SpoolFile::Outcome::kDropped:
       // No object, no visible file: the kernel saw the name created, so it is told to forget it.
       // A failed new version of an existing object (a refused rewrite) leaves the name with its
       // inode, showing the object again; the kernel forgets the version's size.
@@ -881,7 +881,7 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
                                                               pid_t pid) {
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
-  std::shared_ptr<LocalFile> lf = local_files_.Find(key);
+  std::shared_ptr<SpoolFile> lf = local_files_.Find(key);
   if (lf && (flags & O_EXCL)) return Status::AlreadyExists("file exists: " + Display(path));
   // An idle temp file is reused, as creat() on a local file would; a file another writer is
   // writing is left to it: this one gets its own version.
@@ -909,7 +909,7 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
 
 Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
                                             const std::string& key, int flags, pid_t pid) {
-  std::shared_ptr<LocalFile> lf = local_files_.Find(key);
+  std::shared_ptr<SpoolFile> lf = local_files_.Find(key);
   // A file that failed or was abandoned is over; O_TRUNC on a file another handle is writing
   // gives this writer its own version, so two writers of one name never truncate each other.
   if (lf && (lf->Ended() || (flags & O_TRUNC))) lf.reset();
@@ -953,7 +953,7 @@ Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* dat
   // The process that writes is the writer (a descriptor handed to a server process, a forked
   // worker): its close publishes. One /proc read per writing thread and handle.
   if (pid > 0 && h->last_writer_thread.exchange(pid) != pid) h->local->set_owner(ProcessOf(pid));
-  LocalFile::Outcome out;
+  SpoolFile::Outcome out;
   auto r = h->local->Write(offset, data, size, &out);
   Apply(out);
   return r;
@@ -968,7 +968,7 @@ Status Filesystem::Fsync(uint64_t fh) {
   if (h->local && h->local->FsyncWaits()) {
     // A chunk accepted at a close or rename (write_back) is made durable here, or its failure
     // reported, whichever descriptor asks.
-    LocalFile::Outcome out = h->local->Commit(/*wait=*/true);
+    SpoolFile::Outcome out = h->local->Commit(/*wait=*/true);
     Apply(out);
     return out.status;
   }
@@ -991,7 +991,7 @@ void Filesystem::DrainWriteBack() {
 Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
   KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
   if (!h->writable || !h->local) return Status::OK();
-  LocalFile& lf = *h->local;
+  SpoolFile& lf = *h->local;
   const pid_t owner = lf.owner();
   const pid_t tgid = ProcessOf(pid);
   // A process that was handed the descriptor (a server writing its log to an inherited stdout)
@@ -1024,7 +1024,7 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
       return Status::OK();
     }
   }
-  LocalFile::Outcome out = h->local->Commit(wait || h->sync);
+  SpoolFile::Outcome out = h->local->Commit(wait || h->sync);
   Apply(out, h->local);
   return out.status;
 }
@@ -1042,8 +1042,8 @@ Status Filesystem::Release(uint64_t fh) {
   return ReleaseLocal(*h->local, h->writable);
 }
 
-Status Filesystem::ReleaseLocal(LocalFile& lf, bool writable) {
-  LocalFile::Outcome out = lf.Release(writable);
+Status Filesystem::ReleaseLocal(SpoolFile& lf, bool writable) {
+  SpoolFile::Outcome out = lf.Release(writable);
   Apply(out);
   if (out.leave) lf.LeaveLocalFiles();  // the name resolves to the object now
   return out.status;
@@ -1258,7 +1258,7 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
       return Status::PermissionDenied("unlink denied by unlink_policy: " + Display(path));
     }
   }
-  std::shared_ptr<LocalFile> lf = local_files_.Take(key);
+  std::shared_ptr<SpoolFile> lf = local_files_.Take(key);
   // Open handles keep their bytes, but nothing is uploaded any more.
   const bool was_temp = lf && lf->Discard();
   if (was_temp) {  // local only: nothing remote to remove
@@ -1319,9 +1319,9 @@ Result<FsEntry> Filesystem::Link(uint64_t ino, uint64_t new_parent, const std::s
   if (dst.status().code() != StatusCode::kNotFound) return dst.status();
   ObjectInfo info;
   if (auto lf = local_files_.Find(src_key)) {
-    LocalFile::Place place{dst_key, Display(dst_path), new_parent, new_name};
-    LocalFile::Outcome out = lf->LinkTo(place);
-    if (out.kind != LocalFile::Outcome::kPublished) return out.status;
+    SpoolFile::Place place{dst_key, Display(dst_path), new_parent, new_name};
+    SpoolFile::Outcome out = lf->LinkTo(place);
+    if (out.kind != SpoolFile::Outcome::kPublished) return out.status;
     info = std::move(out.info);
   } else {
     KVFS_ASSIGN_OR_RETURN(Node node, Resolve(src_key));
@@ -1361,22 +1361,22 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
   }
   auto src_ino = inodes_.Find(parent, name);
   if (auto lf = local_files_.Find(src_key)) {
-    std::shared_ptr<LocalFile> replaced;
-    LocalFile::Place dst{dst_key, Display(dst_path), new_parent, new_name};
-    LocalFile::Outcome out = lf->RenameTo(std::move(dst), IsTempName(new_name), no_replace,
+    std::shared_ptr<SpoolFile> replaced;
+    SpoolFile::Place dst{dst_key, Display(dst_path), new_parent, new_name};
+    SpoolFile::Outcome out = lf->RenameTo(std::move(dst), IsTempName(new_name), no_replace,
                                           /*wait=*/!options_.write_back, &replaced);
-    if (out.kind == LocalFile::Outcome::kRejected || !out.status.ok()) return out.status;
+    if (out.kind == SpoolFile::Outcome::kRejected || !out.status.ok()) return out.status;
     // The old name's lookups: a temp name's cost nothing (Lookup), another's asks the store (an
     // older object of that name may still be there).
     meta_.Erase(out.place.key);
-    if (out.kind == LocalFile::Outcome::kPublished) Published(out.info);
-    if (out.kind == LocalFile::Outcome::kQueued) {
-      LocalFile::Outcome queued = out;
+    if (out.kind == SpoolFile::Outcome::kPublished) Published(out.info);
+    if (out.kind == SpoolFile::Outcome::kQueued) {
+      SpoolFile::Outcome queued = out;
       queued.place = {};  // the old name is forgotten above; the new one is the file's own
       Apply(queued, lf);
     }
     // A local file that had the target name is gone. Discarded after lf's lock is released:
-    // two LocalFile locks are never held at once.
+    // two SpoolFile locks are never held at once.
     if (replaced) replaced->Discard();
   } else {
     KVFS_ASSIGN_OR_RETURN(Node node, Resolve(src_key));

@@ -50,11 +50,11 @@
 //   open(O_TMPFILE) (the kernel: no tmpfile operation)                        EOPNOTSUPP
 //
 // Thread-safety: all methods may be called from many threads at once. Locks, in the order they
-// may be taken: LocalFile::mu_ (held across the upload of that one file) -> LocalFiles::mu_ ->
+// may be taken: SpoolFile::mu_ (held across the upload of that one file) -> SpoolFiles::mu_ ->
 // nothing; DirStream::mu_ (held across the LIST of that one handle's next page) -> InodeTable,
 // MetaCache; HandleTable::mu_ (short: maps of handles and directory streams), InodeTable, LocalDirs
 // and MetaCache internal mutexes are leaves, never held while another lock is taken. No lock is
-// held across a store request except LocalFile::mu_ and DirStream::mu_.
+// held across a store request except SpoolFile::mu_ and DirStream::mu_.
 #pragma once
 
 #include <sys/types.h>
@@ -75,13 +75,13 @@
 #include "fs/fs_types.h"
 #include "fs/handle_table.h"
 #include "fs/inode_table.h"
-#include "fs/local_file.h"
-#include "fs/local_files.h"
 #include "fs/lookup_stats.h"
 #include "fs/meta_cache.h"
 #include "fs/name_codec.h"
 #include "fs/read/chunk_reader.h"
 #include "fs/revalidator.h"
+#include "fs/spool_file.h"
+#include "fs/spool_files.h"
 #include "fs/unlinked_names.h"
 #include "fs/uploader.h"
 #include "fs/write_back.h"
@@ -201,7 +201,7 @@ class Filesystem {
   // publishes (docs/write-path.md, "Who may publish"): a close by another process (a child's copy
   // of the descriptor, closed at exec or exit; a shell's) publishes nothing, nor does one while
   // the writer still holds another descriptor of the file (dup2 + close), nor the implicit close
-  // of a dying writer (LocalFile::Abandon).
+  // of a dying writer (SpoolFile::Abandon).
   Status Flush(uint64_t fh, pid_t pid = 0);
   // Waits for the upload of a chunk accepted at an earlier close or rename (write_back), on any
   // descriptor of it, and reports its failure (EIO). A chunk still being written is not published
@@ -232,7 +232,7 @@ class Filesystem {
     MetaEntry::Kind kind = MetaEntry::kMissing;
     double ttl_secs = -1;  // from the metadata cache: the rest of its TTL (FsEntry::ttl_secs)
     ObjectInfo info;
-    std::shared_ptr<LocalFile> local;
+    std::shared_ptr<SpoolFile> local;
   };
 
   Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<ChunkReader> reader,
@@ -271,13 +271,13 @@ class Filesystem {
   // The process of thread `pid` (0: unknown).
   pid_t ProcessOf(pid_t pid) const;
   // Whether a file being written may be shown to thread `pid`'s process.
-  bool VisibleTo(const LocalFile& lf, pid_t pid) const;
+  bool VisibleTo(const SpoolFile& lf, pid_t pid) const;
 
-  // Write path (filesystem.cc). The life of a written file is LocalFile's (fs/local_file.h); these
+  // Write path (filesystem.cc). The life of a written file is SpoolFile's (fs/spool_file.h); these
   // only find the file, ask it for a transition and record what the transition did.
   Result<OpenResult> OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
                                   const std::string& key, int flags, pid_t pid);
-  Result<std::shared_ptr<LocalFile>> NewLocal(const std::vector<std::string>& path,
+  Result<std::shared_ptr<SpoolFile>> NewLocal(const std::vector<std::string>& path,
                                               const std::string& key, uint64_t parent,
                                               bool created);
   // DirStream's NextPage for the directory `ino` with listing prefix `prefix`; names in `local`
@@ -287,9 +287,9 @@ class Filesystem {
                      std::vector<DirEntry>* out);
   // Metadata cache, inodes and the kernel's view after a transition; a kQueued outcome queues
   // the upload of `lf` (write_back).
-  void Apply(const LocalFile::Outcome& out, const std::shared_ptr<LocalFile>& lf = nullptr);
+  void Apply(const SpoolFile::Outcome& out, const std::shared_ptr<SpoolFile>& lf = nullptr);
   // The last step of a RELEASE: the file's own, then what it did recorded.
-  Status ReleaseLocal(LocalFile& lf, bool writable);
+  Status ReleaseLocal(SpoolFile& lf, bool writable);
   // close() (or fsync()) of a writer's descriptor; `wait`: until the object is durable.
   Status Commit(uint64_t fh, pid_t pid, bool wait);
   // An object now exists under `info.key` (an upload, a rename): cached, and the local
@@ -322,7 +322,7 @@ class Filesystem {
   std::shared_ptr<FleetFeed> feed_;  // set before the session starts; null: no feed
   std::shared_ptr<NodeTier> tier_;   // set before the session starts; null: unbounded tier
   ProcessProbe probe_;               // set before the session starts
-  LocalFiles local_files_;           // what each key being written shows
+  SpoolFiles local_files_;           // what each key being written shows
   UnlinkedNames unlinked_;           // names unlinked here under unlink_policy local
   HandleTable handles_;              // open files and directories
   // Uploads after close() returned; null unless write_back (its threads cost memory). Last:

@@ -21,8 +21,8 @@
 #include "base/status.h"
 #include "base/thread_annotations.h"
 #include "fs/dir_stream.h"
-#include "fs/local_file.h"
 #include "fs/read/chunk_reader.h"
+#include "fs/spool_file.h"
 #include "objstore/object_store.h"
 
 namespace kvfs {
@@ -34,7 +34,7 @@ struct FileHandle {
   bool sync = false;  // opened O_SYNC/O_DSYNC: its close waits for the store (write_back)
   std::atomic<pid_t> last_writer_thread{0};  // saves a /proc read per write of one thread
   ObjectInfo info;                           // remote: the object opened (fstat after unlink)
-  std::shared_ptr<LocalFile> local;          // a file written here (or a temp file)
+  std::shared_ptr<SpoolFile> local;          // a file written here (or a temp file)
   std::unique_ptr<ReadHandle> remote;        // an uploaded object
 };
 

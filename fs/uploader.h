@@ -41,7 +41,7 @@ class Uploader {
   // kAlreadyExists. `early`, if not null, holds parts of these bytes already sent (usable for
   // this key and size): it is completed instead of starting over, and if that fails the normal
   // upload runs once more (not once the caller's deadline has passed). `crc`: the CRC32C of those
-  // bytes when the writer folded it as they were written (LocalFile); otherwise the spool is read
+  // bytes when the writer folded it as they were written (SpoolFile); otherwise the spool is read
   // once more to compute it.
   Result<UploadOutcome> Upload(const std::string& key, int fd, uint64_t size,
                                const std::string& display_name, bool no_replace,

@@ -81,7 +81,7 @@ Result<std::unique_ptr<ReadHandle>> CachedReader::Open(const std::string& key,
     }
     Status st = f->WaitStarted();
     if (st.ok()) {
-      if (!owner) counters_.joins++;
+      if (!owner) counters_.shared_downloads++;
       return std::unique_ptr<ReadHandle>(
           new FetchHandle(std::move(f), StreamFallback(info), &counters_));
     }
@@ -124,11 +124,11 @@ void CachedReader::Invalidate(const std::string& key) {
   if (cache_ != nullptr) cache_->Remove(key);
 }
 
-std::optional<ChunkReader::LocalCopyInfo> CachedReader::LocalCopy(const std::string& key) {
+std::optional<ChunkReader::CachedCopyInfo> CachedReader::CachedCopy(const std::string& key) {
   if (cache_ == nullptr) return std::nullopt;
   auto p = cache_->Peek(key);
   if (!p) return std::nullopt;
-  return LocalCopyInfo{p->size, p->etag, p->fill_time_sec};
+  return CachedCopyInfo{p->size, p->etag, p->fill_time_sec};
 }
 
 ReaderStats CachedReader::Stats() const { return counters_.Snapshot(); }

@@ -54,9 +54,9 @@ class CachedReader : public ChunkReader, private FetchOwner {
   bool AdoptWritten(const std::string& key, const ObjectInfo& info, const std::string& path,
                     std::optional<uint32_t> crc) override EXCLUDES(mu_);
   void Invalidate(const std::string& key) override EXCLUDES(mu_);
-  std::optional<LocalCopyInfo> LocalCopy(const std::string& key) override;
+  std::optional<CachedCopyInfo> CachedCopy(const std::string& key) override;
   uint64_t EvictableBytes() const override { return cache_ ? cache_->Stats().bytes : 0; }
-  bool ServesLocally(const ObjectInfo& info) const override {
+  bool ServesFromCache(const ObjectInfo& info) const override {
     return cache_ != nullptr && info.size <= cache_->capacity();
   }
 

@@ -43,7 +43,7 @@ class ReadHandle {
   // The object is about to be deleted while this handle is open (unlink): bring what later reads
   // need to this node now, where the handle keeps it (POSIX: an unlinked file lives until its
   // last close). The default has nothing to do.
-  virtual Status KeepLocal() { return Status::OK(); }
+  virtual Status KeepCached() { return Status::OK(); }
   // A file holding every byte of the object for the handle's whole life (a complete cache entry
   // the handle pins), for the kernel to read directly (FUSE passthrough); -1 when there is none.
   // May open the handle.
@@ -72,18 +72,18 @@ class ChunkReader {
   virtual uint64_t EvictableBytes() const { return 0; }
   // Whether Open(info) would serve reads from a local file (a cache entry or a download into
   // one), decided before opening (an open that never reads fetches nothing: LazyReadHandle).
-  virtual bool ServesLocally(const ObjectInfo& info) const { return false; }
+  virtual bool ServesFromCache(const ObjectInfo& info) const { return false; }
   // Forgets any local copy of `key` (after unlink, or when the object changed).
   virtual void Invalidate(const std::string& key) {}
 
   // A complete local copy of `key` that Open would serve without the store: its size and etag
   // as they were fetched, and when (wall-clock seconds). nullopt: none. The default keeps none.
-  struct LocalCopyInfo {
+  struct CachedCopyInfo {
     uint64_t size = 0;
     std::string etag;
     int64_t fetched_sec = 0;
   };
-  virtual std::optional<LocalCopyInfo> LocalCopy(const std::string& key) { return std::nullopt; }
+  virtual std::optional<CachedCopyInfo> CachedCopy(const std::string& key) { return std::nullopt; }
 };
 
 }  // namespace kvfs

@@ -30,7 +30,7 @@ Result<FdRange> LazyReadHandle::ReadFd(uint64_t offset, uint64_t size) {
   return h->ReadFd(offset, size);
 }
 
-Status LazyReadHandle::KeepLocal() {
+Status LazyReadHandle::KeepCached() {
   KVFS_ASSIGN_OR_RETURN(ReadHandle * h, Inner());
   if (!local_) return Status::OK();  // a stream: nothing to keep
   if (!h->Local()) {
@@ -58,7 +58,7 @@ Status LazyReadHandle::KeepLocal() {
 }
 
 int LazyReadHandle::PassthroughFd() {
-  auto copy = reader_->LocalCopy(key_);
+  auto copy = reader_->CachedCopy(key_);
   if (!local_ || !copy || copy->size != info_.size || copy->etag != info_.etag) return -1;
   auto h = Inner();
   return h.ok() ? (*h)->PassthroughFd() : -1;
@@ -74,7 +74,7 @@ bool LazyReadHandle::WouldWait(uint64_t offset, uint64_t size) const {
     MutexLock l(&mu_);
     if (opened_) return inner_ != nullptr && inner_->WouldWait(offset, size);
   }
-  if (!reader_->LocalCopy(key_)) return true;
+  if (!reader_->CachedCopy(key_)) return true;
   auto h = Inner();
   return h.ok() && (*h)->WouldWait(offset, size);
 }

@@ -30,7 +30,7 @@ class LazyReadHandle : public ReadHandle {
   bool WouldWait(uint64_t offset, uint64_t size) const override;
   // Opens now and, when reads are served from a local file, waits until every byte is there
   // (read through a bounded buffer).
-  Status KeepLocal() override;
+  Status KeepCached() override;
   // Opens now only when the reader holds a complete local copy of this very object (an open
   // that would download returns -1 and transfers nothing).
   int PassthroughFd() override;
@@ -47,7 +47,7 @@ class LazyReadHandle : public ReadHandle {
   mutable std::unique_ptr<ReadHandle> inner_ GUARDED_BY(mu_);
   mutable Status open_failure_ GUARDED_BY(mu_);  // a failed open is reported by every read
   mutable bool opened_ GUARDED_BY(mu_) = false;
-  std::vector<std::unique_ptr<ReadHandle>> retired_ GUARDED_BY(mu_);  // replaced by KeepLocal
+  std::vector<std::unique_ptr<ReadHandle>> retired_ GUARDED_BY(mu_);  // replaced by KeepCached
 };
 
 }  // namespace kvfs

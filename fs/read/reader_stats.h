@@ -19,7 +19,7 @@ namespace kvfs {
   X(passthrough_opens, "kvfs_read_passthrough_opens", kCounter)                                    \
   X(misses, "kvfs_read_misses", kCounter) /* opens that started a download */                      \
   /* opens that joined a download in progress (single flight) */                                   \
-  X(joins, "kvfs_read_shared_downloads", kCounter)                                                 \
+  X(shared_downloads, "kvfs_read_shared_downloads", kCounter)                                      \
   /* opens read without caching (too big, cache off or full) */                                    \
   X(streamed, "kvfs_read_streamed_opens", kCounter)                                                \
   X(bytes_from_cache, "kvfs_read_bytes_from_cache", kCounter) /* read by handles from entries */   \

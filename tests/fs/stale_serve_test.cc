@@ -52,10 +52,10 @@ class StaleServeTest : public FsTestBase {
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     ASSERT_EQ(*got, data);
     // The download commits to the cache just after its last byte was handed out.
-    for (int i = 0; i < 200 && !reader_->LocalCopy("p/" + name); i++) {
+    for (int i = 0; i < 200 && !reader_->CachedCopy("p/" + name); i++) {
       std::this_thread::sleep_for(25ms);
     }
-    ASSERT_TRUE(reader_->LocalCopy("p/" + name).has_value()) << "the read did not fill the cache";
+    ASSERT_TRUE(reader_->CachedCopy("p/" + name).has_value()) << "the read did not fill the cache";
   }
 
   void FailTheStore() {
@@ -129,10 +129,10 @@ TEST_F(StaleServeTest, RevalidationDropsAChunkDeletedInTheStore) {
   }
   EXPECT_EQ(last.code(), StatusCode::kNotFound) << last.ToString();
   // The revalidator records the miss, then drops the copy: wait for the second step too.
-  for (int i = 0; i < 200 && reader_->LocalCopy("p/a.pt").has_value(); i++) {
+  for (int i = 0; i < 200 && reader_->CachedCopy("p/a.pt").has_value(); i++) {
     std::this_thread::sleep_for(50ms);
   }
-  EXPECT_FALSE(reader_->LocalCopy("p/a.pt").has_value()) << "the local copy was kept";
+  EXPECT_FALSE(reader_->CachedCopy("p/a.pt").has_value()) << "the local copy was kept";
 }
 
 TEST_F(StaleServeTest, RevalidationReplacesAChangedObject) {

@@ -71,7 +71,7 @@ TEST(CachedReaderS3Test, ColdReadOnceThenHit) {
     }
     ReaderStats st = reader.Stats();
     EXPECT_EQ(st.bytes_from_store, data.size());  // one download for both openers
-    EXPECT_EQ(st.misses + st.joins, 2u);
+    EXPECT_EQ(st.misses + st.shared_downloads, 2u);
   }
   {
     CachedReader reader(sut.shared(), cache->get(), ro);

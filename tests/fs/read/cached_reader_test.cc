@@ -89,7 +89,7 @@ TEST_F(CachedReaderTest, ConcurrentOpensShareOneDownload) {
   EXPECT_EQ(store->Gets(), data.size() / kPart);
   ReaderStats s = reader->Stats();
   EXPECT_EQ(s.misses, 1u);
-  EXPECT_EQ(s.joins, kThreads - 1u);
+  EXPECT_EQ(s.shared_downloads, kThreads - 1u);
 }
 
 TEST_F(CachedReaderTest, ReadIsAnsweredBeforeTheWholeObjectArrives) {

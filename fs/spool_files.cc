@@ -1,36 +1,36 @@
-#include "fs/local_files.h"
+#include "fs/spool_files.h"
 
 namespace kvfs {
 
-std::shared_ptr<LocalFile> LocalFiles::Find(const std::string& key) const {
+std::shared_ptr<SpoolFile> SpoolFiles::Find(const std::string& key) const {
   MutexLock l(&mu_);
   auto it = files_.find(key);
   return it == files_.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<LocalFile> LocalFiles::Put(const std::string& key, std::shared_ptr<LocalFile> f) {
+std::shared_ptr<SpoolFile> SpoolFiles::Put(const std::string& key, std::shared_ptr<SpoolFile> f) {
   MutexLock l(&mu_);
-  std::shared_ptr<LocalFile>& slot = files_[key];
+  std::shared_ptr<SpoolFile>& slot = files_[key];
   std::swap(slot, f);
   return f;
 }
 
-std::shared_ptr<LocalFile> LocalFiles::Take(const std::string& key) {
+std::shared_ptr<SpoolFile> SpoolFiles::Take(const std::string& key) {
   MutexLock l(&mu_);
   auto it = files_.find(key);
   if (it == files_.end()) return nullptr;
-  std::shared_ptr<LocalFile> f = std::move(it->second);
+  std::shared_ptr<SpoolFile> f = std::move(it->second);
   files_.erase(it);
   return f;
 }
 
-void LocalFiles::EraseIf(const std::string& key, const LocalFile* self) {
+void SpoolFiles::EraseIf(const std::string& key, const SpoolFile* self) {
   MutexLock l(&mu_);
   auto it = files_.find(key);
   if (it != files_.end() && it->second.get() == self) files_.erase(it);
 }
 
-std::vector<std::string> LocalFiles::KeysWithPrefix(const std::string& prefix) const {
+std::vector<std::string> SpoolFiles::KeysWithPrefix(const std::string& prefix) const {
   MutexLock l(&mu_);
   std::vector<std::string> keys;
   for (const auto& [key, f] : files_) {
@@ -39,7 +39,7 @@ std::vector<std::string> LocalFiles::KeysWithPrefix(const std::string& prefix) c
   return keys;
 }
 
-size_t LocalFiles::size() const {
+size_t SpoolFiles::size() const {
   MutexLock l(&mu_);
   return files_.size();
 }

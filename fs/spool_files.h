@@ -1,8 +1,8 @@
-// LocalFiles: which LocalFile a key currently shows (the newest writer of a name owns it; an
+// SpoolFiles: which SpoolFile a key currently shows (the newest writer of a name owns it; an
 // older writer of the same key keeps its handles and still commits on its own close).
 //
 // Thread-safety: thread-safe (own mutex, a leaf: no other lock is taken while it is held). Lock
-// order: LocalFile::mu_ -> LocalFiles::mu_ -> (nothing).
+// order: SpoolFile::mu_ -> SpoolFiles::mu_ -> (nothing).
 #pragma once
 
 #include <memory>
@@ -14,25 +14,25 @@
 
 namespace kvfs {
 
-class LocalFile;
+class SpoolFile;
 
-class LocalFiles {
+class SpoolFiles {
  public:
-  std::shared_ptr<LocalFile> Find(const std::string& key) const EXCLUDES(mu_);
+  std::shared_ptr<SpoolFile> Find(const std::string& key) const EXCLUDES(mu_);
   // `f` becomes what key shows; returns the file it replaced (or null).
-  std::shared_ptr<LocalFile> Put(const std::string& key, std::shared_ptr<LocalFile> f)
+  std::shared_ptr<SpoolFile> Put(const std::string& key, std::shared_ptr<SpoolFile> f)
       EXCLUDES(mu_);
   // Removes and returns what key shows.
-  std::shared_ptr<LocalFile> Take(const std::string& key) EXCLUDES(mu_);
+  std::shared_ptr<SpoolFile> Take(const std::string& key) EXCLUDES(mu_);
   // Removes key only if it still shows `self` (a newer writer may own the name by now).
-  void EraseIf(const std::string& key, const LocalFile* self) EXCLUDES(mu_);
+  void EraseIf(const std::string& key, const SpoolFile* self) EXCLUDES(mu_);
   // Keys that start with `prefix` (readdir, rmdir).
   std::vector<std::string> KeysWithPrefix(const std::string& prefix) const EXCLUDES(mu_);
   size_t size() const EXCLUDES(mu_);
 
  private:
   mutable Mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<LocalFile>> files_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::shared_ptr<SpoolFile>> files_ GUARDED_BY(mu_);
 };
 
 }  // namespace kvfs

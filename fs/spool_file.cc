@@ -1,7 +1,7 @@
-// LocalFile (fs/local_file.h), in three parts: its life and handles (creation of the spool,
+// SpoolFile (fs/spool_file.h), in three parts: its life and handles (creation of the spool,
 // attach and release of handles, the hand-over of a committed spool to the reader); the
 // transitions that publish or drop it; its bytes.
-#include "fs/local_file.h"
+#include "fs/spool_file.h"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -18,10 +18,10 @@
 
 namespace kvfs {
 
-Result<std::shared_ptr<LocalFile>> LocalFile::Create(const Env& env, Place place, bool temp,
+Result<std::shared_ptr<SpoolFile>> SpoolFile::Create(const Deps& deps, Place place, bool temp,
                                                      bool created) {
   static std::atomic<uint64_t> counter{0};
-  std::string path = env.options->spool_dir + "/spool-" + std::to_string(getpid()) + "-" +
+  std::string path = deps.options->spool_dir + "/spool-" + std::to_string(getpid()) + "-" +
                      std::to_string(counter.fetch_add(1));
   // Writers decide how many spool files are open: never the daemon's last descriptors.
   int fd =
@@ -32,55 +32,55 @@ Result<std::shared_ptr<LocalFile>> LocalFile::Create(const Env& env, Place place
     return Status::FromErrno(err, "creating spool file " + path);
   }
   std::string key = place.key;
-  std::shared_ptr<LocalFile> f(new LocalFile(env, fd, std::move(path), std::move(place), temp));
+  std::shared_ptr<SpoolFile> f(new SpoolFile(deps, fd, std::move(path), std::move(place), temp));
   {
     MutexLock l(&f->mu_);
     if (created) f->DirtyLocked();
     f->over_object_ = !created;
     f->handles_ = 1;
   }
-  // The newest writer owns the name; an older LocalFile of that key keeps its open handles and
+  // The newest writer owns the name; an older SpoolFile of that key keeps its open handles and
   // still commits on its own close (conditional create decides between them).
-  env.files->Put(key, f);
+  deps.files->Put(key, f);
   return f;
 }
 
-LocalFile::LocalFile(const Env& env, int fd, std::string spool_path, Place place, bool temp)
-    : env_(env), fd_(fd), spool_path_(std::move(spool_path)), mtime_sec_(time(nullptr)) {
+SpoolFile::SpoolFile(const Deps& deps, int fd, std::string spool_path, Place place, bool temp)
+    : deps_(deps), fd_(fd), spool_path_(std::move(spool_path)), mtime_sec_(time(nullptr)) {
   MutexLock l(&mu_);
   place_ = std::move(place);
   temp_ = temp;
   temp_atomic_.store(temp);
 }
 
-LocalFile::~LocalFile() {
+SpoolFile::~SpoolFile() {
   MutexLock l(&mu_);  // no one else holds a reference any more; taken for the analysis
   early_.reset();     // waits for parts still reading the spool fd; aborts an unused upload
   close(fd_);
   if (!adopted_) unlink(spool_path_.c_str());
 }
 
-bool LocalFile::Ended() const {
+bool SpoolFile::Ended() const {
   MutexLock l(&mu_);
   return state_ == State::kFailed || state_ == State::kDiscarded;
 }
 
-bool LocalFile::WouldPublish() const {
+bool SpoolFile::WouldPublish() const {
   MutexLock l(&mu_);
   return !temp_ && (state_ == State::kDirty || state_ == State::kAbandoned);
 }
 
-bool LocalFile::FsyncWaits() const {
+bool SpoolFile::FsyncWaits() const {
   MutexLock l(&mu_);
   return state_ == State::kQueued || state_ == State::kFailed;
 }
 
-void LocalFile::SetSizeLocked(uint64_t s) {
+void SpoolFile::SetSizeLocked(uint64_t s) {
   size_ = s;
   size_atomic_.store(s);
 }
 
-void LocalFile::DirtyLocked() {
+void SpoolFile::DirtyLocked() {
   if (state_ == State::kClean || state_ == State::kCommitted || state_ == State::kQueued) {
     state_ = State::kDirty;
     queued_atomic_.store(false);
@@ -93,7 +93,7 @@ void LocalFile::DirtyLocked() {
 // ---------------------------------------------------------------------------------------------
 // Handles
 
-Status LocalFile::Attach(bool writer, bool truncate) {
+Status SpoolFile::Attach(bool writer, bool truncate) {
   if (!writer) {
     // A reader reads the spool without the lock; one that races an unlink or a failure keeps
     // the bytes it opened, as an open before an unlink does.
@@ -114,7 +114,7 @@ Status LocalFile::Attach(bool writer, bool truncate) {
   return Status::OK();
 }
 
-bool LocalFile::ReuseIdleTemp(bool truncate) {
+bool SpoolFile::ReuseIdleTemp(bool truncate) {
   MutexLock l(&mu_);
   if (!temp_ || handles_ > 0 || state_ == State::kFailed || state_ == State::kDiscarded) {
     return false;
@@ -128,7 +128,7 @@ bool LocalFile::ReuseIdleTemp(bool truncate) {
   return true;
 }
 
-LocalFile::Outcome LocalFile::Release(bool writer) {
+SpoolFile::Outcome SpoolFile::Release(bool writer) {
   if (!writer) {
     // Not the last handle: nothing ends here, and nothing waits for an upload holding mu_.
     for (int n = handles_.load(); n > 1;) {
@@ -170,46 +170,46 @@ LocalFile::Outcome LocalFile::Release(bool writer) {
       if (out.kind == Outcome::kPublished) {
         out.leave = true;
       } else {
-        env_.files->EraseIf(place_.key, this);
+        deps_.files->EraseIf(place_.key, this);
       }
     }
   }
   return out;
 }
 
-void LocalFile::LeaveLocalFiles() {
+void SpoolFile::LeaveLocalFiles() {
   MutexLock l(&mu_);
-  env_.files->EraseIf(place_.key, this);
+  deps_.files->EraseIf(place_.key, this);
 }
 
-void LocalFile::MaybeAdoptLocked() {
+void SpoolFile::MaybeAdoptLocked() {
   // Only bytes that are the object: after a lost create race the store holds another writer's
   // object of that name, which may differ from this spool.
   if (state_ == State::kCommitted && created_object_ && uploaded_ && !adopted_ && !temp_) {
-    adopted_ = env_.reader->AdoptWritten(place_.key, *uploaded_, spool_path_, SpoolCrcLocked());
+    adopted_ = deps_.reader->AdoptWritten(place_.key, *uploaded_, spool_path_, SpoolCrcLocked());
   }
 }
 
-std::optional<uint32_t> LocalFile::SpoolCrcLocked() const {
+std::optional<uint32_t> SpoolFile::SpoolCrcLocked() const {
   uint32_t crc;
   if (spool_crc_.CrcOf(size_, &crc)) return crc;
   return std::nullopt;
 }
 
 // ---------------------------------------------------------------------------------------------
-// LocalFile's transitions that publish or drop it (fs/local_file.h): commit (the whole-chunk
+// SpoolFile's transitions that publish or drop it (fs/spool_file.h): commit (the whole-chunk
 // rule, then the upload), fail, abandon by a dying process, discard, and link and rename to
 // another name.
 
-Status LocalFile::CheckWholeLocked(uint64_t size, const Place& place) const {
+Status SpoolFile::CheckWholeLocked(uint64_t size, const Place& place) const {
   const std::string& display = place.display;
   // An empty file is a valid file (touch, marker files, NIXL's pool files): never a partial
   // chunk, since no engine writes empty chunks.
   if (size == 0) return Status::OK();
-  const auto& sizes = env_.options->chunk_sizes;
+  const auto& sizes = deps_.options->chunk_sizes;
   bool whole = sizes.empty() || std::find(sizes.begin(), sizes.end(), size) != sizes.end();
-  if (whole && sizes.empty() && env_.learnt_sizes != nullptr) {
-    auto learnt = env_.learnt_sizes->CheckClose(place.key, size, env_.store);
+  if (whole && sizes.empty() && deps_.learnt_sizes != nullptr) {
+    auto learnt = deps_.learnt_sizes->CheckClose(place.key, size, deps_.store);
     if (learnt) {
       return Status::InvalidArgument(
           "rejected '" + display + "': " + std::to_string(size) +
@@ -226,13 +226,13 @@ Status LocalFile::CheckWholeLocked(uint64_t size, const Place& place) const {
                                  " bytes is not a whole chunk (chunk sizes: " + allowed + ")");
 }
 
-LocalFile::Outcome LocalFile::Commit(bool wait) {
+SpoolFile::Outcome SpoolFile::Commit(bool wait) {
   MutexLock l(&mu_);
   temp_orphaned_ = false;  // a live close: the temp file's writer (or a holder) is alive
   return CommitLocked(wait);
 }
 
-LocalFile::Outcome LocalFile::CommitLocked(bool wait) {
+SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
   Outcome out;
   if (state_ == State::kFailed) {
     out.status = failure_;
@@ -257,14 +257,14 @@ LocalFile::Outcome LocalFile::CommitLocked(bool wait) {
   return UploadLocked();
 }
 
-LocalFile::Outcome LocalFile::UploadLocked() {
+SpoolFile::Outcome SpoolFile::UploadLocked() {
   // Parts sent while writing serve only if they still match this key and these bytes; otherwise
   // the early upload is aborted here (reset) and the spool uploads the normal way.
   if (early_ && !(early_->key() == place_.key && early_->Usable(size_))) early_.reset();
   auto up = replaces_
-                ? env_.uploader->Replace(place_.key, fd_, size_, place_.display, SpoolCrcLocked())
-                : env_.uploader->Upload(place_.key, fd_, size_, place_.display,
-                                        /*no_replace=*/false, early_.get(), SpoolCrcLocked());
+                ? deps_.uploader->Replace(place_.key, fd_, size_, place_.display, SpoolCrcLocked())
+                : deps_.uploader->Upload(place_.key, fd_, size_, place_.display,
+                                         /*no_replace=*/false, early_.get(), SpoolCrcLocked());
   early_.reset();
   queued_atomic_.store(false);
   if (!up.ok()) return FailLocked(up.status());  // the adapter logs the failed reply
@@ -273,7 +273,7 @@ LocalFile::Outcome LocalFile::UploadLocked() {
   return out;
 }
 
-LocalFile::Outcome LocalFile::UploadQueued(const std::function<void(const Outcome&)>& record) {
+SpoolFile::Outcome SpoolFile::UploadQueued(const std::function<void(const Outcome&)>& record) {
   MutexLock l(&mu_);
   Outcome out;
   if (state_ != State::kQueued || temp_) return out;
@@ -281,12 +281,12 @@ LocalFile::Outcome LocalFile::UploadQueued(const std::function<void(const Outcom
   record(out);
   if (handles_ == 0 && state_ == State::kCommitted) {
     MaybeAdoptLocked();  // first, as in Release: an open in between finds the cache copy
-    env_.files->EraseIf(place_.key, this);  // recorded: the name resolves to the object now
+    deps_.files->EraseIf(place_.key, this);  // recorded: the name resolves to the object now
   }
   return out;
 }
 
-LocalFile::Outcome LocalFile::CommittedLocked(const std::string& key, UploadOutcome up) {
+SpoolFile::Outcome SpoolFile::CommittedLocked(const std::string& key, UploadOutcome up) {
   up.info.key = key;
   state_ = State::kCommitted;
   published_atomic_.store(true);
@@ -298,12 +298,12 @@ LocalFile::Outcome LocalFile::CommittedLocked(const std::string& key, UploadOutc
   return out;
 }
 
-LocalFile::Outcome LocalFile::FailLocked(Status st) {
+SpoolFile::Outcome SpoolFile::FailLocked(Status st) {
   state_ = State::kFailed;
   published_atomic_.store(false);
   failure_ = st;
   early_.reset();
-  env_.files->EraseIf(place_.key, this);
+  deps_.files->EraseIf(place_.key, this);
   Outcome out;
   out.kind = Outcome::kDropped;
   out.object_remains = over_object_ || st.code() == StatusCode::kAlreadyExists;
@@ -312,7 +312,7 @@ LocalFile::Outcome LocalFile::FailLocked(Status st) {
   return out;
 }
 
-LocalFile::Outcome LocalFile::Abandon(pid_t pid) {
+SpoolFile::Outcome SpoolFile::Abandon(pid_t pid) {
   MutexLock l(&mu_);
   Outcome out;
   if (temp_ && state_ != State::kFailed && state_ != State::kDiscarded) {
@@ -326,14 +326,14 @@ LocalFile::Outcome LocalFile::Abandon(pid_t pid) {
       place_.display, size_, pid);
   state_ = State::kAbandoned;
   early_.reset();  // aborts the parts sent so far
-  env_.files->EraseIf(place_.key, this);
+  deps_.files->EraseIf(place_.key, this);
   out.kind = Outcome::kDropped;
   out.object_remains = over_object_;
   out.place = place_;
   return out;
 }
 
-bool LocalFile::Discard() {
+bool SpoolFile::Discard() {
   MutexLock l(&mu_);
   if (state_ != State::kFailed) {
     state_ = State::kDiscarded;
@@ -344,7 +344,7 @@ bool LocalFile::Discard() {
   return temp_;
 }
 
-LocalFile::Outcome LocalFile::LinkTo(const Place& dst) {
+SpoolFile::Outcome SpoolFile::LinkTo(const Place& dst) {
   MutexLock l(&mu_);
   Outcome out;
   if (state_ == State::kFailed || state_ == State::kDiscarded) {
@@ -354,8 +354,8 @@ LocalFile::Outcome LocalFile::LinkTo(const Place& dst) {
   }
   Status st = CheckWholeLocked(size_, dst);
   if (st.ok()) {
-    auto up = env_.uploader->Upload(dst.key, fd_, size_, dst.display, /*no_replace=*/true,
-                                    /*early=*/nullptr, SpoolCrcLocked());
+    auto up = deps_.uploader->Upload(dst.key, fd_, size_, dst.display, /*no_replace=*/true,
+                                     /*early=*/nullptr, SpoolCrcLocked());
     if (up.ok()) {
       up->info.key = dst.key;
       out.kind = Outcome::kPublished;
@@ -369,8 +369,8 @@ LocalFile::Outcome LocalFile::LinkTo(const Place& dst) {
   return out;
 }
 
-LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace, bool wait,
-                                       std::shared_ptr<LocalFile>* replaced) {
+SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace, bool wait,
+                                       std::shared_ptr<SpoolFile>* replaced) {
   MutexLock l(&mu_);
   Outcome out;
   if (state_ == State::kFailed) {
@@ -396,8 +396,8 @@ LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace
     early_.reset();  // parts sent under the old name
     Status st = CheckWholeLocked(size_, dst);
     if (st.ok()) {
-      auto up = env_.uploader->Upload(dst.key, fd_, size_, dst.display, no_replace,
-                                      /*early=*/nullptr, SpoolCrcLocked());
+      auto up = deps_.uploader->Upload(dst.key, fd_, size_, dst.display, no_replace,
+                                       /*early=*/nullptr, SpoolCrcLocked());
       if (up.ok()) {
         out = CommittedLocked(dst.key, std::move(up).value());
       } else {
@@ -415,12 +415,12 @@ LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace
     state_ = State::kDirty;
     published_atomic_.store(false);
   }
-  env_.files->EraseIf(place_.key, this);
+  deps_.files->EraseIf(place_.key, this);
   // Open handles (a temp name, a queued upload) keep it visible under the new name; otherwise the
   // object is.
-  std::shared_ptr<LocalFile> prev = (dst_temp || handles_ > 0 || state_ == State::kQueued)
-                                        ? env_.files->Put(dst.key, shared_from_this())
-                                        : env_.files->Take(dst.key);
+  std::shared_ptr<SpoolFile> prev = (dst_temp || handles_ > 0 || state_ == State::kQueued)
+                                        ? deps_.files->Put(dst.key, shared_from_this())
+                                        : deps_.files->Take(dst.key);
   if (prev.get() != this) *replaced = std::move(prev);
   out.place = std::move(place_);  // where it was: Filesystem forgets that name
   place_ = std::move(dst);
@@ -431,12 +431,12 @@ LocalFile::Outcome LocalFile::RenameTo(Place dst, bool dst_temp, bool no_replace
 }
 
 // ---------------------------------------------------------------------------------------------
-// LocalFile's bytes (fs/local_file.h): writes, truncation and reads of the spool file, the
+// SpoolFile's bytes (fs/spool_file.h): writes, truncation and reads of the spool file, the
 // CRC32C folded as the bytes come, the parts sent while written (EarlyUpload), and the preload of
 // an object's bytes for an O_RDWR open.
 
-Result<uint64_t> LocalFile::Write(uint64_t offset, const char* data, uint64_t n, Outcome* out) {
-  const FsOptions& o = *env_.options;
+Result<uint64_t> SpoolFile::Write(uint64_t offset, const char* data, uint64_t n, Outcome* out) {
+  const FsOptions& o = *deps_.options;
   MutexLock l(&mu_);
   if (offset > o.max_chunk_bytes || n > o.max_chunk_bytes - offset) {
     return Status::ResourceExhausted("write past max_chunk_bytes (" +
@@ -456,17 +456,17 @@ Result<uint64_t> LocalFile::Write(uint64_t offset, const char* data, uint64_t n,
   DirtyLocked();
   if (o.upload_while_writing && !temp_ && !replaces_ && state_ == State::kDirty) {
     if (!early_) {
-      early_ = std::make_unique<EarlyUpload>(env_.store, place_.key, fd_, o.multipart_part_size,
-                                             o.upload_parallelism, env_.uploader->aborts());
+      early_ = std::make_unique<EarlyUpload>(deps_.store, place_.key, fd_, o.multipart_part_size,
+                                             o.upload_parallelism, deps_.uploader->aborts());
     }
     early_->OnWrite(offset, n);
   }
   return n;
 }
 
-Status LocalFile::Truncate(uint64_t new_size) {
+Status SpoolFile::Truncate(uint64_t new_size) {
   MutexLock l(&mu_);
-  if (new_size > env_.options->max_chunk_bytes) {
+  if (new_size > deps_.options->max_chunk_bytes) {
     return Status::ResourceExhausted("truncate past max_chunk_bytes in '" + place_.display + "'");
   }
   if (state_ == State::kFailed) return failure_;
@@ -485,7 +485,7 @@ Status LocalFile::Truncate(uint64_t new_size) {
   return Status::OK();
 }
 
-Status LocalFile::Preload(ReadHandle* from, uint64_t size) {
+Status SpoolFile::Preload(ReadHandle* from, uint64_t size) {
   MutexLock l(&mu_);
   constexpr uint64_t kStep = 1 << 20;
   std::unique_ptr<char[]> buf(new char[kStep]);
@@ -507,7 +507,7 @@ Status LocalFile::Preload(ReadHandle* from, uint64_t size) {
   return Status::OK();
 }
 
-Result<uint64_t> LocalFile::Read(uint64_t offset, uint64_t n, char* buf) const {
+Result<uint64_t> SpoolFile::Read(uint64_t offset, uint64_t n, char* buf) const {
   return PreadFull(fd_, buf, n, offset, "reading spool file " + spool_path_);
 }
 

@@ -1,4 +1,4 @@
-// LocalFile: one file written through this mount (or a local-only temporary file), from its
+// SpoolFile: one file written through this mount (or a local-only temporary file), from its
 // creation to its end, and the only code that changes its state. Its bytes live in a spool file
 // (bounded by disk, not RAM) until they are uploaded; after that the spool is handed to the
 // ChunkReader as the cache entry, or deleted. Filesystem asks for transitions; nobody else
@@ -20,12 +20,12 @@
 //   last handle released in kCommitted, object created by this file --> spool adopted by the
 //   reader as the cache entry (never when the name already held another writer's object)
 // kFailed and kDiscarded are terminal: nothing is ever uploaded from them; a later open of the
-// name starts a new LocalFile.
+// name starts a new SpoolFile.
 //
 // Thread-safety: thread-safe. mu_ is held across the upload of this file, so writes and a
 // concurrent close of one file are serialized; size, mtime and temp are mirrored in atomics so
-// that stat() and lookups never wait for an upload. Lock order: LocalFile::mu_ ->
-// LocalFiles::mu_; two LocalFile locks are never held at once.
+// that stat() and lookups never wait for an upload. Lock order: SpoolFile::mu_ ->
+// SpoolFiles::mu_; two SpoolFile locks are never held at once.
 #pragma once
 
 #include <sys/types.h>
@@ -43,14 +43,14 @@
 #include "fs/chunk_size_learner.h"
 #include "fs/early_upload.h"
 #include "fs/fs_options.h"
-#include "fs/local_files.h"
 #include "fs/read/chunk_reader.h"
+#include "fs/spool_files.h"
 #include "fs/uploader.h"
 #include "objstore/object_store.h"
 
 namespace kvfs {
 
-class LocalFile : public std::enable_shared_from_this<LocalFile> {
+class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
  public:
   enum class State {
     kClean,      // open for writing, nothing to upload
@@ -68,13 +68,13 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
     uint64_t parent_ino = 0;
     std::string name;
   };
-  // What Filesystem owns and every LocalFile uses; outlives them all.
-  struct Env {
+  // What Filesystem owns and every SpoolFile uses; outlives them all.
+  struct Deps {
     const FsOptions* options = nullptr;
     ObjectStore* store = nullptr;
     Uploader* uploader = nullptr;
     ChunkReader* reader = nullptr;
-    LocalFiles* files = nullptr;
+    SpoolFiles* files = nullptr;
     ChunkSizeLearner* learnt_sizes = nullptr;  // null: learn_chunk_sizes is off
   };
   // What a transition did, for Filesystem's own bookkeeping (metadata cache, inodes, kernel).
@@ -94,18 +94,18 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
     // kDropped: the name still holds an object (this was a new version of it, or its upload
     // found one there): the name stays, showing that object.
     bool object_remains = false;
-    // Release published the file and closed its last handle: it leaves LocalFiles once the
+    // Release published the file and closed its last handle: it leaves SpoolFiles once the
     // filesystem has recorded `info` (LeaveLocalFiles), so a lookup always finds one of the two.
     bool leave = false;
   };
 
   // A new file with `handles` open handles, registered as what place.key shows. `created`: made
   // by creat() - it must end as an object or an error, so it starts dirty even when empty.
-  static Result<std::shared_ptr<LocalFile>> Create(const Env& env, Place place, bool temp,
+  static Result<std::shared_ptr<SpoolFile>> Create(const Deps& deps, Place place, bool temp,
                                                    bool created);
-  ~LocalFile();  // closes the spool; deletes it unless the reader adopted it
-  LocalFile(const LocalFile&) = delete;
-  LocalFile& operator=(const LocalFile&) = delete;
+  ~SpoolFile();  // closes the spool; deletes it unless the reader adopted it
+  SpoolFile(const SpoolFile&) = delete;
+  SpoolFile& operator=(const SpoolFile&) = delete;
 
   // --- Observers that never wait for an upload ---
   uint64_t size_now() const { return size_atomic_.load(); }
@@ -131,7 +131,7 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
     pid_t none = 0;
     if (tgid > 0) creator_.compare_exchange_strong(none, tgid);
   }
-  // A file that failed or was dropped: a new open of its name starts a new LocalFile.
+  // A file that failed or was dropped: a new open of its name starts a new SpoolFile.
   bool Ended() const EXCLUDES(mu_);
   // Whether a Commit now would upload something (dirty, not a temp file).
   bool WouldPublish() const EXCLUDES(mu_);
@@ -148,7 +148,7 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   bool ReuseIdleTemp(bool truncate) EXCLUDES(mu_);
   // An open handle is being closed (RELEASE). A writer's close commits what a flush did not -
   // unless the last flush came from a dying process (Abandon): then the bytes are discarded.
-  // The last handle ends the file's life here: it leaves LocalFiles (unless it is a live temp
+  // The last handle ends the file's life here: it leaves SpoolFiles (unless it is a live temp
   // file) and a committed spool becomes the reader's cache entry.
   Outcome Release(bool writer) EXCLUDES(mu_);
   // After Release's outcome with `leave` was applied.
@@ -173,7 +173,7 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   // The queued upload (a write-back thread): uploads a file still kQueued (nothing otherwise: it
   // was rewritten, discarded, or a waiting Commit stored it) and hands the outcome to `record`
   // while the file's lock is held, so an unlink or rename of the file sees it recorded. A file
-  // with no handles left then leaves LocalFiles.
+  // with no handles left then leaves SpoolFiles.
   Outcome UploadQueued(const std::function<void(const Outcome&)>& record) EXCLUDES(mu_);
   // The implicit close of a dying process (its FLUSH): nothing is published on its behalf, the
   // name disappears at once (kDropped) and parts sent early are aborted. A live process that
@@ -192,12 +192,12 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   // rename() of this (temp or unfinished) file to `dst`: uploads it under dst.key first unless
   // `dst_temp` (returns when durable; on failure the file is unchanged, kRejected). Without
   // `wait` (write_back) a whole chunk is renamed at once and kQueued under dst.key. Moves it in
-  // LocalFiles; *replaced gets a different LocalFile that showed dst.key (to be discarded).
+  // SpoolFiles; *replaced gets a different SpoolFile that showed dst.key (to be discarded).
   Outcome RenameTo(Place dst, bool dst_temp, bool no_replace, bool wait,
-                   std::shared_ptr<LocalFile>* replaced) EXCLUDES(mu_);
+                   std::shared_ptr<SpoolFile>* replaced) EXCLUDES(mu_);
 
  private:
-  LocalFile(const Env& env, int fd, std::string spool_path, Place place, bool temp);
+  SpoolFile(const Deps& deps, int fd, std::string spool_path, Place place, bool temp);
   Outcome CommitLocked(bool wait) REQUIRES(mu_);
   // Uploads the whole chunk as place_.key: kCommitted (kPublished) or kFailed (kDropped).
   Outcome UploadLocked() REQUIRES(mu_);
@@ -214,7 +214,7 @@ class LocalFile : public std::enable_shared_from_this<LocalFile> {
   // The spool's CRC32C as folded from the writes, if they covered exactly [0, size_).
   std::optional<uint32_t> SpoolCrcLocked() const REQUIRES(mu_);
 
-  const Env env_;
+  const Deps deps_;
   const int fd_;
   const std::string spool_path_;
   const int64_t mtime_sec_;
