@@ -195,7 +195,7 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs
     node.info.key = key;
     node.info.size = lf->size_now();
     node.info.mtime_sec = lf->mtime_sec();
-    node.local = lf;
+    node.spool = lf;
     return node;
   };
   if (lf && lf->temp_now()) return local_node();
@@ -316,11 +316,11 @@ Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, boo
   KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
   FsEntry entry;
   entry.ttl_secs = node.ttl_secs;
-  if (node.local && !node.local->published_now()) {
+  if (node.spool && !node.spool->published_now()) {
     // A chunk being written: only its writer sees it, and nobody caches the answer, so that
     // others see it the moment it is published.
     entry.ttl_secs = 0;
-    if (!VisibleTo(*node.local, pid)) return entry;  // ino 0, not cached
+    if (!VisibleTo(*node.spool, pid)) return entry;  // ino 0, not cached
   }
   uint64_t ino = inodes_.Ref(parent, name, node.kind == MetaEntry::kDir);
   entry.attr = AttrOf(ino, node);
@@ -604,9 +604,9 @@ std::optional<FileAttr> Filesystem::AttrOfOpen(uint64_t ino) const {
   for (const auto& h : handles_.FilesOf(ino)) {
     Node node;
     node.kind = MetaEntry::kFile;
-    if (h->local) {
-      node.info.size = h->local->size_now();
-      node.info.mtime_sec = h->local->mtime_sec();
+    if (h->spool) {
+      node.info.size = h->spool->size_now();
+      node.info.mtime_sec = h->spool->mtime_sec();
     } else {
       node.info = h->info;
     }
@@ -619,11 +619,11 @@ Result<FileAttr> Filesystem::GetAttr(uint64_t ino, std::optional<uint64_t> fh, b
   if (ino == kRootIno) return DirAttr(ino);
   if (fh) {
     auto h = handles_.File(*fh);
-    if (h.ok() && (*h)->local) {
+    if (h.ok() && (*h)->spool) {
       Node node;
       node.kind = MetaEntry::kFile;
-      node.info.size = (*h)->local->size_now();
-      node.info.mtime_sec = (*h)->local->mtime_sec();
+      node.info.size = (*h)->spool->size_now();
+      node.info.mtime_sec = (*h)->spool->mtime_sec();
       return AttrOf(ino, node);
     }
   }
@@ -660,7 +660,7 @@ Result<FileAttr> Filesystem::SetAttr(uint64_t ino, const SetAttrRequest& req,
     std::shared_ptr<SpoolFile> lf;
     if (fh) {
       auto h = handles_.File(*fh);
-      if (h.ok()) lf = (*h)->local;
+      if (h.ok()) lf = (*h)->spool;
     }
     if (!lf) {
       auto path = PathOf(ino);
@@ -723,26 +723,26 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store, 
   if ((flags & O_ACCMODE) != O_RDONLY) return OpenForWrite(ino, path, key, flags, pid);
   KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
   if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
-  if (node.local && !VisibleTo(*node.local, pid)) {
+  if (node.spool && !VisibleTo(*node.spool, pid)) {
     return Status::NotFound("no such file (being written by another process): " + key);
   }
   auto h = std::make_shared<Handle>();
   h->ino = ino;
-  if (node.local) {  // a file being written here, or a temp file: its local bytes
-    KVFS_RETURN_IF_ERROR(node.local->Attach(/*writer=*/false, /*truncate=*/false));
-    h->local = std::move(node.local);
+  if (node.spool) {  // a file being written here, or a temp file: its local bytes
+    KVFS_RETURN_IF_ERROR(node.spool->Attach(/*writer=*/false, /*truncate=*/false));
+    h->spool = std::move(node.spool);
     return OpenResult{handles_.AddFile(std::move(h)), /*keep_cache=*/false};
   }
   h->info = node.info;
   if (tier_) tier_->NoteUse(key);  // a hash-set insert; recorded in the store once per interval
   // Opened in the reader at the first read: an open that never reads (llm-d's existence check)
   // transfers nothing.
-  h->remote = std::make_unique<LazyReadHandle>(reader_.get(), key, node.info,
+  h->object = std::make_unique<LazyReadHandle>(reader_.get(), key, node.info,
                                                reader_->ServesFromCache(node.info));
   // O_DIRECT opens bypass the page cache anyway, and FOPEN_DIRECT_IO would turn the kernel's
   // parallel requests for them into sequential ones.
-  const bool direct_io = !options_.page_cache && h->remote->Local() && !(flags & O_DIRECT);
-  const int passthrough_fd = options_.passthrough ? h->remote->PassthroughFd() : -1;
+  const bool direct_io = !options_.page_cache && h->object->Local() && !(flags & O_DIRECT);
+  const int passthrough_fd = options_.passthrough ? h->object->PassthroughFd() : -1;
   std::string version = node.info.etag + "/" + std::to_string(node.info.size);
   return OpenResult{handles_.AddFile(std::move(h)), /*keep_cache=*/true, direct_io, passthrough_fd,
                     std::move(version)};
@@ -750,34 +750,34 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store, 
 
 void Filesystem::NotePassthrough(uint64_t fh) {
   auto h = handles_.File(fh);
-  if (h.ok() && (*h)->remote) (*h)->remote->NotePassthrough();
+  if (h.ok() && (*h)->object) (*h)->object->NotePassthrough();
 }
 
 Result<uint64_t> Filesystem::Read(uint64_t fh, uint64_t offset, uint64_t size, char* buf) {
   KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
-  if (h->remote) {
-    Result<uint64_t> n = h->remote->Read(offset, size, buf);
+  if (h->object) {
+    Result<uint64_t> n = h->object->Read(offset, size, buf);
     if (n.status().code() == StatusCode::kPreconditionFailed) ForgetChanged(h->ino);
     return n;
   }
-  uint64_t end = h->local->size_now();
+  uint64_t end = h->spool->size_now();
   if (offset >= end) return uint64_t{0};
-  return h->local->Read(offset, std::min(size, end - offset), buf);
+  return h->spool->Read(offset, std::min(size, end - offset), buf);
 }
 
 bool Filesystem::ReadWouldWait(uint64_t fh, uint64_t offset, uint64_t size) {
   auto h = handles_.File(fh);
   // An unknown handle fails at once; local files are read from local bytes.
-  if (!h.ok() || !(*h)->remote) return false;
-  return (*h)->remote->WouldWait(offset, size);
+  if (!h.ok() || !(*h)->object) return false;
+  return (*h)->object->WouldWait(offset, size);
 }
 
 Result<FdRange> Filesystem::ReadFd(uint64_t fh, uint64_t offset, uint64_t size,
                                    std::shared_ptr<const void>* keep_alive) {
   KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
   // Local files change while written; their bytes are copied by Read.
-  if (!h->remote) return Status::NotSupported("no file-backed reads of local files");
-  Result<FdRange> got = h->remote->ReadFd(offset, size);
+  if (!h->object) return Status::NotSupported("no file-backed reads of local files");
+  Result<FdRange> got = h->object->ReadFd(offset, size);
   if (got.status().code() == StatusCode::kPreconditionFailed) ForgetChanged(h->ino);
   KVFS_ASSIGN_OR_RETURN(FdRange r, std::move(got));
   // The fd belongs to the ReadHandle, which the Handle owns.
@@ -803,8 +803,8 @@ void Filesystem::ForgetRemoved(const std::string& key) {
 
 void Filesystem::KeepOpenLocal(uint64_t ino) {
   for (const auto& h : handles_.FilesOf(ino)) {
-    if (!h->remote) continue;
-    Status st = h->remote->KeepCached();
+    if (!h->object) continue;
+    Status st = h->object->KeepCached();
     if (!st.ok()) spdlog::warn("kvfs: keeping an open, unlinked file readable: {}", st.ToString());
   }
 }
@@ -896,7 +896,7 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
   h->ino = ino;
   h->writable = true;
   h->sync = flags & O_DSYNC;  // O_SYNC includes O_DSYNC's bit
-  h->local = lf;
+  h->spool = lf;
   Node node;
   node.kind = MetaEntry::kFile;
   node.info.key = key;
@@ -942,19 +942,19 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
   h->ino = ino;
   h->writable = true;
   h->sync = flags & O_DSYNC;
-  h->local = std::move(lf);
+  h->spool = std::move(lf);
   return OpenResult{handles_.AddFile(std::move(h)), /*keep_cache=*/false};
 }
 
 Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size,
                                    pid_t pid) {
   KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
-  if (!h->writable || !h->local) return Status::InvalidArgument("file not open for writing");
+  if (!h->writable || !h->spool) return Status::InvalidArgument("file not open for writing");
   // The process that writes is the writer (a descriptor handed to a server process, a forked
   // worker): its close publishes. One /proc read per writing thread and handle.
-  if (pid > 0 && h->last_writer_thread.exchange(pid) != pid) h->local->set_owner(ProcessOf(pid));
+  if (pid > 0 && h->last_writer_thread.exchange(pid) != pid) h->spool->set_owner(ProcessOf(pid));
   SpoolFile::Outcome out;
-  auto r = h->local->Write(offset, data, size, &out);
+  auto r = h->spool->Write(offset, data, size, &out);
   Apply(out);
   return r;
 }
@@ -965,10 +965,10 @@ Status Filesystem::Flush(uint64_t fh, pid_t pid) {
 
 Status Filesystem::Fsync(uint64_t fh) {
   KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
-  if (h->local && h->local->FsyncWaits()) {
+  if (h->spool && h->spool->FsyncWaits()) {
     // A chunk accepted at a close or rename (write_back) is made durable here, or its failure
     // reported, whichever descriptor asks.
-    SpoolFile::Outcome out = h->local->Commit(/*wait=*/true);
+    SpoolFile::Outcome out = h->spool->Commit(/*wait=*/true);
     Apply(out);
     return out.status;
   }
@@ -990,8 +990,8 @@ void Filesystem::DrainWriteBack() {
 
 Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
   KVFS_ASSIGN_OR_RETURN(auto h, handles_.File(fh));
-  if (!h->writable || !h->local) return Status::OK();
-  SpoolFile& lf = *h->local;
+  if (!h->writable || !h->spool) return Status::OK();
+  SpoolFile& lf = *h->spool;
   const pid_t owner = lf.owner();
   const pid_t tgid = ProcessOf(pid);
   // A process that was handed the descriptor (a server writing its log to an inherited stdout)
@@ -1024,22 +1024,22 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
       return Status::OK();
     }
   }
-  SpoolFile::Outcome out = h->local->Commit(wait || h->sync);
-  Apply(out, h->local);
+  SpoolFile::Outcome out = h->spool->Commit(wait || h->sync);
+  Apply(out, h->spool);
   return out.status;
 }
 
 Status Filesystem::Release(uint64_t fh) {
   KVFS_ASSIGN_OR_RETURN(std::shared_ptr<Handle> h, handles_.TakeFile(fh));
-  if (!h->local) return Status::OK();
-  if (write_back_ != nullptr && h->local->queued_now()) {
+  if (!h->spool) return Status::OK();
+  if (write_back_ != nullptr && h->spool->queued_now()) {
     // Its upload may hold the file's lock: the release waits on the write-back queue's release
     // threads, not on this FUSE worker. Nothing is left to commit (the chunk was accepted).
     write_back_->Post(
-        [this, lf = h->local, writable = h->writable] { ReleaseLocal(*lf, writable); });
+        [this, lf = h->spool, writable = h->writable] { ReleaseLocal(*lf, writable); });
     return Status::OK();
   }
-  return ReleaseLocal(*h->local, h->writable);
+  return ReleaseLocal(*h->spool, h->writable);
 }
 
 Status Filesystem::ReleaseLocal(SpoolFile& lf, bool writable) {

@@ -232,7 +232,7 @@ class Filesystem {
     MetaEntry::Kind kind = MetaEntry::kMissing;
     double ttl_secs = -1;  // from the metadata cache: the rest of its TTL (FsEntry::ttl_secs)
     ObjectInfo info;
-    std::shared_ptr<SpoolFile> local;
+    std::shared_ptr<SpoolFile> spool;  // a file written here (or a temp file)
   };
 
   Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<ChunkReader> reader,

@@ -33,9 +33,11 @@ struct FileHandle {
   bool writable = false;
   bool sync = false;  // opened O_SYNC/O_DSYNC: its close waits for the store (write_back)
   std::atomic<pid_t> last_writer_thread{0};  // saves a /proc read per write of one thread
-  ObjectInfo info;                           // remote: the object opened (fstat after unlink)
-  std::shared_ptr<SpoolFile> local;          // a file written here (or a temp file)
-  std::unique_ptr<ReadHandle> remote;        // an uploaded object
+  ObjectInfo info;                           // object: the one opened (fstat after unlink)
+  // Exactly one of the two: a file written here (or a temp file), whose bytes are in the spool;
+  // or an uploaded object, read from the cache or the store.
+  std::shared_ptr<SpoolFile> spool;
+  std::unique_ptr<ReadHandle> object;
 };
 
 class HandleTable {
