@@ -342,6 +342,30 @@ TEST(ConfigTest, ApplyConfigValueUnknownKey) {
   EXPECT_EQ(st.code(), StatusCode::kNotFound);
 }
 
+// Keys bound to a layer's field in its own unit: blocking_timeout is read in seconds but kept in
+// milliseconds (FuseOptions), so a value in ms is kept whole and dumped so that it reads back.
+TEST(ConfigTest, KeysKeptInTheLayersUnits) {
+  KvfsConfig c;
+  ASSERT_TRUE(ApplyConfigValue("blocking_timeout", "1500ms", "command line", &c).ok());
+  EXPECT_EQ(c.fuse.blocking_timeout_ms, 1500);
+  EXPECT_NE(DumpConfig(c).find("\nblocking_timeout: 1500ms\n"), std::string::npos) << DumpConfig(c);
+  ASSERT_TRUE(ApplyConfigValue("blocking_timeout", "2m", "command line", &c).ok());
+  EXPECT_EQ(c.fuse.blocking_timeout_ms, 120'000);
+  EXPECT_NE(DumpConfig(c).find("\nblocking_timeout: 120\n"), std::string::npos);
+  EXPECT_EQ(ApplyConfigValue("blocking_timeout", "-1", "command line", &c).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(c.fuse.blocking_timeout_ms, 120'000) << "a refused value changes nothing";
+  // A uint32_t field: its range is checked before it is narrowed.
+  EXPECT_EQ(ApplyConfigValue("max_background", "0", "command line", &c).message(),
+            "command line: key 'max_background': '0' is not an integer from 1 to 65535");
+  EXPECT_EQ(ApplyConfigValue("max_background", "4294967297", "command line", &c).code(),
+            StatusCode::kInvalidArgument);
+  ASSERT_TRUE(ApplyConfigValue("max_background", "256", "command line", &c).ok());
+  EXPECT_EQ(c.fuse.max_background, 256u);
+  // statfs_size 0 (the default) stands for the cache's size, filled in at mount.
+  EXPECT_EQ(c.fs.statfs_total_bytes, 0u);
+}
+
 // Owner and modes of the files the mount shows: numeric ids, an octal umask.
 TEST(ConfigTest, OwnerAndUmaskKeys) {
   KvfsConfig c;
