@@ -40,4 +40,15 @@ ScopedDeadline::~ScopedDeadline() {
   t_source = std::move(saved_source_);
 }
 
+std::function<void()> KeepingDeadline(std::function<void()> run, std::function<void()> late) {
+  return [deadline_ms = t_deadline_ms, source = t_source, run = std::move(run),
+          late = std::move(late)] {
+    if (deadline_ms == 0) return run();
+    const int64_t left = deadline_ms - MonotonicMs();
+    if (left <= 0) return late();
+    const ScopedDeadline scope(left, source);
+    run();
+  };
+}
+
 }  // namespace kvfs

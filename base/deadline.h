@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace kvfs {
@@ -38,5 +39,10 @@ class ScopedDeadline {
   int64_t saved_deadline_;
   std::string saved_source_;
 };
+
+// `run` made into a task for another thread (Executor) that keeps the calling thread's deadline:
+// it runs under what is left of it, or `late` runs instead when the deadline passed before the
+// task started - so a queue behind a dead store drains within the requests' own time limits.
+std::function<void()> KeepingDeadline(std::function<void()> run, std::function<void()> late);
 
 }  // namespace kvfs

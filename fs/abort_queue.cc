@@ -2,59 +2,44 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <utility>
 
 #include "base/deadline.h"
 
 namespace kvfs {
 
-AbortQueue::AbortQueue() : thread_([this] { Worker(); }) {}
+AbortQueue::AbortQueue() = default;
 
 AbortQueue::~AbortQueue() {
-  {
-    MutexLock l(&mu_);
-    stop_by_ms_ = MonotonicMs() + kAbortTimeoutMs;
+  stop_by_ms_ = MonotonicMs() + kAbortTimeoutMs;
+  worker_.Shutdown();
+  if (left_ > 0) {
+    spdlog::warn(
+        "kvfs: {} multipart upload(s) not aborted at unmount; the stale-upload clean-up aborts "
+        "them later (stale_upload_age_secs)",
+        left_.load());
   }
-  cv_.SignalAll();
-  thread_.join();
 }
 
 void AbortQueue::Abort(ObjectStore* store, std::string key, std::string upload_id) {
-  {
-    MutexLock l(&mu_);
-    queue_.push_back(Job{store, std::move(key), std::move(upload_id)});
-  }
-  cv_.SignalAll();
+  worker_.Schedule([this, store, key = std::move(key), upload_id = std::move(upload_id)] {
+    Run(store, key, upload_id);
+  });
 }
 
-void AbortQueue::Worker() {
-  for (;;) {
-    Job job;
-    int64_t timeout_ms = kAbortTimeoutMs;
-    {
-      MutexLock l(&mu_);
-      cv_.Wait(&mu_, [this]() REQUIRES(mu_) { return stop_by_ms_ != 0 || !queue_.empty(); });
-      if (queue_.empty()) return;
-      if (stop_by_ms_ != 0) {
-        timeout_ms = stop_by_ms_ - MonotonicMs();
-        if (timeout_ms <= 0) {
-          spdlog::warn(
-              "kvfs: {} multipart upload(s) not aborted at unmount; the stale-upload "
-              "clean-up aborts them later (stale_upload_age_secs)",
-              queue_.size());
-          queue_.clear();
-          return;
-        }
-      }
-      job = std::move(queue_.front());
-      queue_.pop_front();
+void AbortQueue::Run(ObjectStore* store, const std::string& key, const std::string& upload_id) {
+  int64_t timeout_ms = kAbortTimeoutMs;
+  if (const int64_t stop_by = stop_by_ms_; stop_by != 0) {
+    timeout_ms = stop_by - MonotonicMs();
+    if (timeout_ms <= 0) {
+      left_++;
+      return;
     }
-    const ScopedDeadline deadline(timeout_ms, "aborting a multipart upload",
-                                  ScopedDeadline::kReplace);
-    Status st = job.store->AbortMultipartUpload(job.key, job.upload_id);
-    if (!st.ok()) spdlog::warn("aborting the upload of {} failed: {}", job.key, st.ToString());
   }
+  const ScopedDeadline deadline(timeout_ms, "aborting a multipart upload",
+                                ScopedDeadline::kReplace);
+  Status st = store->AbortMultipartUpload(key, upload_id);
+  if (!st.ok()) spdlog::warn("aborting the upload of {} failed: {}", key, st.ToString());
 }
 
 }  // namespace kvfs

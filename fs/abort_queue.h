@@ -11,12 +11,11 @@
 // Thread-safe. Every store given to Abort must outlive the queue.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <deque>
 #include <string>
-#include <thread>
 
-#include "base/mutex.h"
+#include "base/executor.h"
 #include "objstore/object_store.h"
 
 namespace kvfs {
@@ -31,21 +30,14 @@ class AbortQueue {
   AbortQueue& operator=(const AbortQueue&) = delete;
 
   // Queues the abort of `upload_id` (of `key`) on `store`; returns at once.
-  void Abort(ObjectStore* store, std::string key, std::string upload_id) EXCLUDES(mu_);
+  void Abort(ObjectStore* store, std::string key, std::string upload_id);
 
  private:
-  struct Job {
-    ObjectStore* store = nullptr;
-    std::string key;
-    std::string upload_id;
-  };
-  void Worker() EXCLUDES(mu_);
+  void Run(ObjectStore* store, const std::string& key, const std::string& upload_id);
 
-  Mutex mu_;
-  CondVar cv_;
-  std::deque<Job> queue_ GUARDED_BY(mu_);
-  int64_t stop_by_ms_ GUARDED_BY(mu_) = 0;  // MonotonicMs; set when stopping
-  std::thread thread_;
+  std::atomic<int64_t> stop_by_ms_{0};  // MonotonicMs; set when stopping
+  std::atomic<int> left_{0};            // aborts skipped at unmount (stop_by_ms_ passed)
+  Executor worker_{1};                  // last: runs what is queued before the members go
 };
 
 }  // namespace kvfs

@@ -143,9 +143,10 @@ class Filesystem {
   // --- Names (lookup adds one kernel reference to the returned inode) ---
   // needs_store (optional): a call that would have to wait on the store does not; it returns at
   // once with *needs_store set (its result then means nothing), so the adapter can run it again
-  // on a thread where waiting does not hold up other requests (fs/fuse/store_wait_pool.h).
-  // pid: the calling thread (0: unknown). A chunk still being written is visible only to the
-  // process writing it (docs/write-path.md); others get ino 0 (ENOENT, not cached).
+  // on a thread where waiting does not hold up other requests (WaitOnStore,
+  // fs/fuse/fuse_request.h). pid: the calling thread (0: unknown). A chunk still being written is
+  // visible only to the process writing it (docs/write-path.md); others get ino 0 (ENOENT, not
+  // cached).
   Result<FsEntry> Lookup(uint64_t parent, const std::string& name, bool* needs_store = nullptr,
                          pid_t pid = 0);
   void Forget(uint64_t ino, uint64_t nlookup);

@@ -16,26 +16,19 @@ bool SameObject(const ObjectInfo& a, const ObjectInfo& b) {
 
 Revalidator::Revalidator(std::shared_ptr<ObjectStore> store, MetaCache* meta, ChunkReader* reader,
                          int64_t timeout_ms)
-    : store_(std::move(store)), meta_(meta), reader_(reader), timeout_ms_(timeout_ms) {
-  thread_ = std::thread([this] { Run(); });
-}
-
-Revalidator::~Revalidator() {
-  {
-    MutexLock l(&mu_);
-    stop_ = true;
-  }
-  cv_.SignalAll();
-  thread_.join();
-}
+    : store_(std::move(store)), meta_(meta), reader_(reader), timeout_ms_(timeout_ms) {}
 
 void Revalidator::Enqueue(const ObjectInfo& served, uint64_t gen) {
   {
     MutexLock l(&mu_);
-    if (stop_ || queue_.size() >= kMaxQueued || !queued_.insert(served.key).second) return;
-    queue_.push_back(Item{served, gen});
+    if (queued_.size() >= kMaxQueued || !queued_.insert(served.key).second) return;
   }
-  cv_.SignalAll();
+  worker_.Schedule([this, item = Item{served, gen}] {
+    Check(item);
+    MutexLock l(&mu_);
+    queued_.erase(item.served.key);
+    checks_++;
+  });
 }
 
 uint64_t Revalidator::checks() const {
@@ -46,25 +39,6 @@ uint64_t Revalidator::checks() const {
 uint64_t Revalidator::dropped() const {
   MutexLock l(&mu_);
   return dropped_;
-}
-
-void Revalidator::Run() {
-  for (;;) {
-    Item item;
-    {
-      MutexLock l(&mu_);
-      cv_.Wait(&mu_, [this]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
-      if (stop_) return;
-      item = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    Check(item);
-    {
-      MutexLock l(&mu_);
-      queued_.erase(item.served.key);
-      checks_++;
-    }
-  }
 }
 
 void Revalidator::Check(const Item& item) {

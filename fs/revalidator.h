@@ -5,17 +5,17 @@
 // missing). An error (store down) changes nothing: the cached answer keeps being served until its
 // trust runs out. Answers never overwrite metadata that changed meanwhile (MetaCache generation).
 //
-// Thread-safe. One worker thread; a bounded queue of distinct names (extra requests are dropped:
-// the next lookup asks again). The destructor stops the worker after its current HEAD.
+// Thread-safe. One worker thread (an Executor); at most kMaxQueued distinct names wait (extra
+// requests are dropped: the next lookup asks again). The destructor drops what is queued and
+// waits for the current HEAD.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
-#include <thread>
 #include <unordered_set>
 
+#include "base/executor.h"
 #include "base/mutex.h"
 #include "fs/meta_cache.h"
 #include "fs/read/chunk_reader.h"
@@ -28,7 +28,7 @@ class Revalidator {
   // meta and reader must outlive the revalidator. timeout_ms bounds each HEAD (0: the store's).
   Revalidator(std::shared_ptr<ObjectStore> store, MetaCache* meta, ChunkReader* reader,
               int64_t timeout_ms);
-  ~Revalidator();
+  ~Revalidator() = default;
   Revalidator(const Revalidator&) = delete;
   Revalidator& operator=(const Revalidator&) = delete;
 
@@ -46,8 +46,7 @@ class Revalidator {
   };
   static constexpr size_t kMaxQueued = 4096;
 
-  void Run() EXCLUDES(mu_);
-  void Check(const Item& item);
+  void Check(const Item& item) EXCLUDES(mu_);
 
   const std::shared_ptr<ObjectStore> store_;
   MetaCache* const meta_;
@@ -55,13 +54,10 @@ class Revalidator {
   const int64_t timeout_ms_;
 
   mutable Mutex mu_;
-  CondVar cv_;
-  std::deque<Item> queue_ GUARDED_BY(mu_);
-  std::unordered_set<std::string> queued_ GUARDED_BY(mu_);  // keys in queue_ or being checked
-  bool stop_ GUARDED_BY(mu_) = false;
+  std::unordered_set<std::string> queued_ GUARDED_BY(mu_);  // keys queued or being checked
   uint64_t checks_ GUARDED_BY(mu_) = 0;
   uint64_t dropped_ GUARDED_BY(mu_) = 0;
-  std::thread thread_;  // last: started after everything above exists
+  Executor worker_{1, Executor::kDropQueued};  // last: its thread ends before the members go
 };
 
 }  // namespace kvfs

@@ -22,7 +22,7 @@ void WriteBack::Submit(uint64_t bytes, std::function<bool()> upload) {
     counters_.pending_bytes.store(pending_bytes_);
   }
   ++counters_.queued;
-  pool_.Post([this, bytes, upload = std::move(upload)] {
+  pool_.Schedule([this, bytes, upload = std::move(upload)] {
     const bool stored = upload();
     ++(stored ? counters_.uploaded : counters_.failed);
     // Signal under the lock: Drain's caller may destroy this queue as soon as it sees zero.
@@ -40,7 +40,7 @@ void WriteBack::Post(std::function<void()> task) {
     MutexLock l(&mu_);
     ++posted_;
   }
-  releases_.Post([this, task = std::move(task)] {
+  releases_.Schedule([this, task = std::move(task)] {
     task();
     MutexLock l(&mu_);
     --posted_;

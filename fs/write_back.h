@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <functional>
 
+#include "base/executor.h"
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
-#include "fs/read/work_pool.h"
 #include "fs/write_back_stats.h"
 
 namespace kvfs {
@@ -43,8 +43,8 @@ class WriteBack {
   uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;
   uint64_t pending_ GUARDED_BY(mu_) = 0;
   uint64_t posted_ GUARDED_BY(mu_) = 0;  // Post()ed tasks not yet run
-  WorkPool pool_;      // the uploads
-  WorkPool releases_;  // Post()ed tasks; last: its threads end first (after Drain)
+  Executor pool_;                        // the uploads
+  Executor releases_;  // Post()ed tasks; last: its threads end first (after Drain)
 };
 
 }  // namespace kvfs

@@ -25,7 +25,7 @@ Result<bool> DetachDeadMount(const std::string& mountpoint) {
 }
 
 void UploadCleanup::Join() {
-  if (thread_.joinable()) thread_.join();
+  if (pass_) pass_->Shutdown();
 }
 
 bool CollectsStaleUploads(const std::string& prefix, int64_t min_age_secs, bool at_root) {
@@ -39,8 +39,9 @@ void UploadCleanup::Start(ObjectStore* store, std::string prefix, int64_t min_ag
         "kvfs: mounted at the bucket's root: unfinished multipart uploads are not aborted (they "
         "may be other applications'; stale_upload_gc_at_root: true to abort them)");
   }
-  if (!CollectsStaleUploads(prefix, min_age_secs, at_root) || thread_.joinable()) return;
-  thread_ = std::thread([store, prefix = std::move(prefix), min_age_secs] {
+  if (!CollectsStaleUploads(prefix, min_age_secs, at_root) || pass_) return;
+  pass_ = std::make_unique<Executor>(1);
+  pass_->Schedule([store, prefix = std::move(prefix), min_age_secs] {
     auto r = AbortStaleUploads(*store, prefix, min_age_secs, time(nullptr));
     if (!r.ok()) {
       if (r.status().code() != StatusCode::kNotSupported) {

@@ -7,13 +7,15 @@
 // Half-written cache entries and spool files of the dead daemon are the cache's and the
 // filesystem's own start-up business (cache/, fs/filesystem.cc).
 //
-// Thread-safety: functions; UploadCleanup owns one thread, joined by its destructor.
+// Thread-safety: functions; UploadCleanup runs its pass on an Executor of its own, joined by its
+// destructor; its methods are called from one thread.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
-#include <thread>
 
+#include "base/executor.h"
 #include "objstore/object_store.h"
 
 namespace kvfs {
@@ -42,7 +44,7 @@ class UploadCleanup {
   void Start(ObjectStore* store, std::string prefix, int64_t min_age_secs, bool at_root);
 
  private:
-  std::thread thread_;
+  std::unique_ptr<Executor> pass_;  // from Start on
 };
 
 }  // namespace kvfs

@@ -2,12 +2,9 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
-#include <thread>
-#include <utility>
 
-#include "base/mutex.h"
+#include "base/executor.h"
 
 struct fuse_session;
 
@@ -18,22 +15,16 @@ namespace kvfs {
 // worker could deadlock. Thread-safe.
 class EntryInvalidator {
  public:
-  explicit EntryInvalidator(fuse_session* se);
-  // Drops what is still queued: the session is going away.
-  ~EntryInvalidator() EXCLUDES(mu_);
+  explicit EntryInvalidator(fuse_session* se) : se_(se) {}
+  // Drops what is still queued: the session is going away (Executor::kDropQueued).
+  ~EntryInvalidator() = default;
 
   // Queues "drop `name` in directory `parent`"; never blocks on the kernel.
-  void Push(uint64_t parent, const std::string& name) EXCLUDES(mu_);
+  void Push(uint64_t parent, const std::string& name);
 
  private:
-  void Run() EXCLUDES(mu_);
-
   fuse_session* const se_;
-  Mutex mu_;
-  CondVar cv_;
-  std::deque<std::pair<uint64_t, std::string>> queue_ GUARDED_BY(mu_);
-  bool stop_ GUARDED_BY(mu_) = false;
-  std::thread thread_;  // last: starts once the members above exist
+  Executor sender_{1, Executor::kDropQueued};  // last: its thread ends before se_ goes
 };
 
 }  // namespace kvfs

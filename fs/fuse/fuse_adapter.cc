@@ -17,7 +17,6 @@
 #include "fs/fuse/fuse_request.h"
 #include "fs/fuse/fuse_xattr.h"
 #include "fs/fuse/signal_unmount.h"
-#include "fs/fuse/store_wait_pool.h"
 
 namespace kvfs {
 namespace fuse_internal {
@@ -83,7 +82,8 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   const pid_t pid = fuse_req_ctx(req)->pid;
   auto r = FsOf(req).Lookup(parent, name, &needs_store, pid);
   if (!needs_store) return ReplyLookup(req, parent, name, r);
-  PoolOf(req).Submit(
+  WaitOnStore(
+      req,
       [req, parent, pid, n = std::string(name)] {
         ReplyLookup(req, parent, n, FsOf(req).Lookup(parent, n, nullptr, pid));
       },
@@ -113,8 +113,9 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   bool needs_store = false;
   auto r = FsOf(req).GetAttr(ino, fh, &needs_store);
   if (!needs_store) return ReplyAttr(req, ino, r);
-  PoolOf(req).Submit([req, ino, fh] { ReplyAttr(req, ino, FsOf(req).GetAttr(ino, fh)); },
-                     LateReply(req, "getattr", Ino(ino)));
+  WaitOnStore(
+      req, [req, ino, fh] { ReplyAttr(req, ino, FsOf(req).GetAttr(ino, fh)); },
+      LateReply(req, "getattr", Ino(ino)));
 }
 
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
@@ -259,8 +260,8 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
 
   // As many threads as FUSE workers: lookups waiting on the store never hold a FUSE worker, and
   // those queued behind them end at their deadline.
-  auto pool = std::make_unique<StoreWaitPool>(options.max_threads);
-  fuse_internal::Context ctx{&fs, options, pool.get()};
+  auto store_waits = std::make_unique<Executor>(options.max_threads);
+  fuse_internal::Context ctx{&fs, options, store_waits.get()};
   fuse_lowlevel_ops ops = fuse_internal::MakeOps();
   fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), &ctx);
   if (se == nullptr) {
@@ -290,7 +291,7 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
         // Returns after unmount or a signal; requests already running complete first.
         rc = fuse_session_loop_mt(se, cfg);
         fuse_loop_cfg_destroy(cfg);
-        pool.reset();  // answers what is queued while the session can still take replies
+        store_waits.reset();  // answers what is queued while the session can still take replies
         fs.set_invalidate_fn(nullptr);
         signal_unmount.Stop();
         may_unmount = signal_unmount.SessionMayUnmount();

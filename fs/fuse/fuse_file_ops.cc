@@ -115,7 +115,8 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto r = FsOf(req).Open(ino, fi->flags, &needs_store, pid);
   if (!needs_store) return ReplyOpen(req, ino, fi, r);
   // libfuse reads only the fields of *fi when replying: a copy serves from another thread.
-  PoolOf(req).Submit(
+  WaitOnStore(
+      req,
       [req, ino, pid, info = *fi]() mutable {
         ReplyOpen(req, ino, &info, FsOf(req).Open(ino, info.flags, nullptr, pid));
       },
@@ -146,12 +147,13 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   const ScopedDeadline deadline = RequestDeadline(req);
   // Bytes still on their way from the store (a download, a streamed read) are waited for on a
-  // pool thread, so reads of cached chunks always find a free FUSE worker.
+  // store-wait thread, so reads of cached chunks always find a free FUSE worker.
   if (!FsOf(req).ReadWouldWait(fi->fh, static_cast<uint64_t>(off), size)) {
     return ServeRead(req, ino, fi->fh, size, off);
   }
-  PoolOf(req).Submit([req, ino, fh = fi->fh, size, off] { ServeRead(req, ino, fh, size, off); },
-                     LateReply(req, "read", Ino(ino)));
+  WaitOnStore(
+      req, [req, ino, fh = fi->fh, size, off] { ServeRead(req, ino, fh, size, off); },
+      LateReply(req, "read", Ino(ino)));
 }
 
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,

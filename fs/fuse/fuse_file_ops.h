@@ -1,10 +1,10 @@
 // The FUSE adapter's handlers of open files and directories: open and create, read (spliced
 // from the cache file when the bytes lie in one), write, flush/fsync/release, and opendir,
 // readdir, releasedir. Requests whose bytes or metadata must come from the store are served on
-// the store-wait pool (fs/fuse/store_wait_pool.h). Internal to the adapter.
+// the store-wait threads (WaitOnStore, fs/fuse/fuse_request.h). Internal to the adapter.
 //
-// Thread-safety: called on FUSE worker and pool threads concurrently, like every handler; they
-// keep no state of their own.
+// Thread-safety: called on FUSE worker and store-wait threads concurrently, like every handler;
+// they keep no state of their own.
 #pragma once
 
 #include "fs/fuse/fuse_request.h"

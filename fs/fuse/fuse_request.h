@@ -14,19 +14,22 @@
 #include <string>
 
 #include "base/deadline.h"
+#include "base/executor.h"
 #include "base/status.h"
 #include "fs/filesystem.h"
 #include "fs/fuse/fuse_adapter.h"
 #include "fs/fuse/passthrough_table.h"
 #include "fs/fuse/reply_log.h"
-#include "fs/fuse/store_wait_pool.h"
 
 namespace kvfs::fuse_internal {
 
 struct Context {
   Filesystem* fs;
   FuseOptions options;
-  StoreWaitPool* pool;  // lookups and stats that wait on the store run here
+  // Lookups, stats, opens and reads that wait on the store run here, so FUSE workers never wait
+  // on a dead or slow store themselves: stat of cached names, reads of cached chunks, statfs and
+  // `kvfs stats` keep a free worker (libfuse allows replies from any thread).
+  Executor* store_waits;
   // Failed replies: at most 20 log lines a second, then a count of those left out.
   LogRateLimiter reply_log{20, 1000};
   // Which opens the kernel reads from cache files itself (enabled at INIT when granted).
@@ -35,7 +38,12 @@ struct Context {
 
 inline Context& CtxOf(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req)); }
 inline Filesystem& FsOf(fuse_req_t req) { return *CtxOf(req).fs; }
-inline StoreWaitPool& PoolOf(fuse_req_t req) { return *CtxOf(req).pool; }
+// Runs `run` on the store-wait threads under the request's deadline; `late` (LateReply) instead
+// when the deadline passes while it is queued, so a queue behind a dead store drains within
+// blocking_timeout. The executor outlives the session loop, so scheduling cannot fail here.
+inline void WaitOnStore(fuse_req_t req, std::function<void()> run, std::function<void()> late) {
+  CtxOf(req).store_waits->Schedule(KeepingDeadline(std::move(run), std::move(late)));
+}
 
 void FillStat(const FileAttr& a, struct stat* st);
 // ttl_secs: the entry and attribute timeout (< 0: the whole metadata TTL; 0: the kernel asks
@@ -56,8 +64,8 @@ void ReplyStatus(fuse_req_t req, const char* op, const std::string& target, cons
 // Every request that may wait on the store ends within blocking_timeout: the store operations it
 // starts on this thread inherit the deadline (base/deadline.h).
 ScopedDeadline RequestDeadline(fuse_req_t req);
-// The answer to a request past its deadline before a pool thread could take it (the `late`
-// callback of StoreWaitPool::Submit).
+// The answer to a request past its deadline before a store-wait thread could take it (the `late`
+// of WaitOnStore).
 std::function<void()> LateReply(fuse_req_t req, const char* op, std::string target);
 
 }  // namespace kvfs::fuse_internal

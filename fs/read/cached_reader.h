@@ -19,13 +19,13 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/executor.h"
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "cache/chunk_cache.h"
 #include "fs/read/chunk_reader.h"
 #include "fs/read/fetch_context.h"
 #include "fs/read/reader_stats.h"
-#include "fs/read/work_pool.h"
 #include "objstore/object_store.h"
 
 namespace kvfs {
@@ -84,7 +84,7 @@ class CachedReader : public ChunkReader, private FetchOwner {
   CondVar drained_cv_;
   std::unordered_map<std::string, std::shared_ptr<ObjectFetch>> fetches_ GUARDED_BY(mu_);
 
-  WorkPool workers_;  // last: destroyed (joined) first
+  Executor workers_;  // last: destroyed (joined) first
 };
 
 }  // namespace kvfs

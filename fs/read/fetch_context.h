@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/executor.h"
 #include "fs/read/reader_stats.h"
-#include "fs/read/work_pool.h"
 #include "objstore/object_store.h"
 
 namespace kvfs {
@@ -26,7 +26,7 @@ class FetchOwner {
 struct FetchContext {
   ObjectStore* store = nullptr;
   uint64_t part_size = 16ull << 20;  // bytes per ranged GET
-  WorkPool* workers = nullptr;
+  Executor* workers = nullptr;
   ReaderCounters* counters = nullptr;
   FetchOwner* owner = nullptr;
   int max_parallel_parts = 8;

@@ -59,7 +59,7 @@ void ObjectFetch::Start(FillRef fill) {
   }
   ctx_.counters->fetches_in_flight++;
   if (finish) {
-    ctx_.workers->Post([self = shared_from_this()] { self->Finish(); });
+    ctx_.workers->Schedule([self = shared_from_this()] { self->Finish(); });
   } else {
     Pump();
   }
@@ -261,7 +261,7 @@ void ObjectFetch::Pump() {
         },
         // Runs on the store's I/O thread (or inline): the rest happens on a worker.
         [self, part, progress](Result<uint64_t> got) {
-          self->ctx_.workers->Post([self, part, progress, got = std::move(got)] {
+          self->ctx_.workers->Schedule([self, part, progress, got = std::move(got)] {
             self->OnPartDone(part, *progress, got);
           });
         });

@@ -107,8 +107,8 @@ def expect_bounded_failure(what, fn, bound=BOUNDED):
 
 def reads_of_uncached_chunks_leave_threads_free(ctx, store):
     """More reads of uncached chunks than FUSE threads, all stuck on a stalled GET: they wait on
-    the pool (fs/fuse/store_wait_pool.h), so a read of a cached chunk still gets a FUSE thread. The
-    mount's blocking_timeout is above FAST, so a read queued behind the stuck ones would fail."""
+    the store-wait threads (WaitOnStore, fs/fuse/fuse_request.h), so a read of a cached chunk
+    still gets a FUSE thread. The mount's blocking_timeout is above FAST, so a read queued behind the stuck ones would fail."""
     threads, timeout = 4, 12
     b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"),
                {"blocking_timeout": str(timeout), "fuse_threads": str(threads)}, name="b")
