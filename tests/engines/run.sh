@@ -4,7 +4,8 @@
 # mounts of one bucket. See run.py for what runs and docs/engines.md ("The engines' own tests in
 # CI") for what is left out and why.
 #
-# usage: tests/engines/run.sh [KVFS_BINARY] [--only GROUP,...]
+# usage: tests/engines/run.sh [KVFS_BINARY] [--only GROUP,...] [--census FILE.json]
+#        --census: each group under strace, which tests did file I/O on the mount (needs strace)
 # env:   KVFS_TEST_S3_ENDPOINT, KVFS_TEST_S3_ACCESS_KEY, KVFS_TEST_S3_SECRET_KEY,
 #        KVFS_TEST_S3_REGION   the S3 server (tests/run_all.sh sets them after starting RGW)
 #        KVFS_BIN              the daemon when no argument is given (default build-release/kvfs)
