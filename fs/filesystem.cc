@@ -813,17 +813,22 @@ void Filesystem::KeepOpenLocal(uint64_t ino) {
 // The write path
 //
 // Filesystem write path: create, open for writing, write, truncate, flush/fsync/release. Each
-// finds the SpoolFile, asks it for a transition (fs/spool_file.h holds the state machine) and
-// records what the transition did (Apply): FLUSH/RELEASE -> SpoolFile::Commit/Release -> Uploader
+// finds the SpoolFile and asks it for a transition (fs/spool_file.h holds the state machine),
+// which records what it did through Deps::record (Apply) under its own lock: FLUSH/RELEASE ->
+// SpoolFile::Commit/Release -> Uploader
 // -> the store's conditional PUT or multipart upload.
 // ===============================================================================================
 
 Result<std::shared_ptr<SpoolFile>> Filesystem::NewLocal(const std::vector<std::string>& path,
                                                         const std::string& key, uint64_t parent,
                                                         bool created) {
-  SpoolFile::Deps deps{&options_,     store_.get(),
-                       &uploader_,    reader_.get(),
-                       &local_files_, learnt_sizes_.enabled() ? &learnt_sizes_ : nullptr};
+  SpoolFile::Deps deps{&options_,
+                       store_.get(),
+                       &uploader_,
+                       reader_.get(),
+                       &local_files_,
+                       learnt_sizes_.enabled() ? &learnt_sizes_ : nullptr,
+                       [this](const SpoolFile::Outcome& out) { Apply(out); }};
   SpoolFile::Place place{key, Display(path), parent, path.back()};
   return SpoolFile::Create(deps, std::move(place), IsTempName(path.back()), created);
 }
@@ -837,8 +842,8 @@ void Filesystem::Apply(const SpoolFile::Outcome& out, const std::shared_ptr<Spoo
       // Only write_back queues (Commit and RenameTo without waiting).
       if (lf == nullptr || write_back_ == nullptr) return;
       // Held by the task until it has run: the handles may all be released before.
-      write_back_->Submit(lf->size_now(), [this, lf] {
-        SpoolFile::Outcome up = lf->UploadQueued([this](const SpoolFile::Outcome& o) { Apply(o); });
+      write_back_->Submit(lf->size_now(), [lf] {
+        SpoolFile::Outcome up = lf->UploadQueued();  // recorded by the file (Deps::record)
         if (up.kind == SpoolFile::Outcome::kDropped) {
           spdlog::error(
               "kvfs: '{}' was accepted at close() but its upload failed: not stored ({}); the "
@@ -953,10 +958,7 @@ Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* dat
   // The process that writes is the writer (a descriptor handed to a server process, a forked
   // worker): its close publishes. One /proc read per writing thread and handle.
   if (pid > 0 && h->last_writer_thread.exchange(pid) != pid) h->spool->set_owner(ProcessOf(pid));
-  SpoolFile::Outcome out;
-  auto r = h->spool->Write(offset, data, size, &out);
-  Apply(out);
-  return r;
+  return h->spool->Write(offset, data, size);
 }
 
 Status Filesystem::Flush(uint64_t fh, pid_t pid) {
@@ -968,9 +970,7 @@ Status Filesystem::Fsync(uint64_t fh) {
   if (h->spool && h->spool->FsyncWaits()) {
     // A chunk accepted at a close or rename (write_back) is made durable here, or its failure
     // reported, whichever descriptor asks.
-    SpoolFile::Outcome out = h->spool->Commit(/*wait=*/true);
-    Apply(out);
-    return out.status;
+    return h->spool->Commit(/*wait=*/true).status;  // recorded by the file (Deps::record)
   }
   // A chunk still being written is not published by fsync: an O_SYNC/O_DSYNC writer's kernel
   // sends one after every write(), mid-chunk. As a close by a thread the daemon cannot place
@@ -1008,7 +1008,7 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
   if (exiting) {
     // The writer died (or a thread we could not place did): nothing is published for it. Its
     // own later close, if it was not the writer after all, still commits (kAbandoned).
-    Apply(lf.Abandon(pid));
+    lf.Abandon(pid);      // recorded by the file (Deps::record)
     return Status::OK();  // nobody is left to read this answer
   }
   if (owner != 0 && lf.size_now() == 0 && lf.WouldPublish()) {
@@ -1025,7 +1025,9 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
     }
   }
   SpoolFile::Outcome out = h->spool->Commit(wait || h->sync);
-  Apply(out, h->spool);
+  // A publication or a drop is recorded by the file itself (Deps::record, under its lock); an
+  // accepted chunk's upload is queued here.
+  if (out.kind == SpoolFile::Outcome::kQueued) Apply(out, h->spool);
   return out.status;
 }
 
@@ -1043,10 +1045,7 @@ Status Filesystem::Release(uint64_t fh) {
 }
 
 Status Filesystem::ReleaseLocal(SpoolFile& lf, bool writable) {
-  SpoolFile::Outcome out = lf.Release(writable);
-  Apply(out);
-  if (out.leave) lf.LeaveLocalFiles();  // the name resolves to the object now
-  return out.status;
+  return lf.Release(writable).status;  // recorded by the file (Deps::record)
 }
 
 // ===============================================================================================

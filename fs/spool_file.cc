@@ -141,7 +141,8 @@ SpoolFile::Outcome SpoolFile::Release(bool writer) {
     // Normally a flush committed already; this covers bytes written after the last one.
     out = CommitLocked(/*wait=*/true);
   }
-  if (--handles_ == 0) {
+  const bool last = --handles_ == 0;
+  if (last) {
     if (temp_orphaned_ && temp_ && state_ != State::kFailed && state_ != State::kDiscarded) {
       // Killed while writing it: nobody will rename it; its name and spool go now.
       spdlog::info("kvfs: temporary file '{}' ({} bytes) was closed by a dying writer: removed",
@@ -158,28 +159,21 @@ SpoolFile::Outcome SpoolFile::Release(bool writer) {
       state_ = State::kDiscarded;
       failure_ = Status::NotFound("'" + place_.display + "' was abandoned by a dying writer");
     }
-    const bool ended = state_ == State::kFailed || state_ == State::kDiscarded;
     // The cache holds the bytes before the name leaves the local files: an open in between
     // finds one or the other, never a miss that downloads (or streams) what this node wrote.
     MaybeAdoptLocked();
-    // A temporary file stays (locally) until it is renamed or unlinked. One published just now
-    // (an empty file, published at its last release) stays until the filesystem has recorded the
-    // object (Filesystem::Release): a lookup in between would find neither and cache the miss.
-    // A queued chunk stays until its upload is recorded (UploadQueued).
-    if ((!temp_ || ended) && state_ != State::kQueued) {
-      if (out.kind == Outcome::kPublished) {
-        out.leave = true;
-      } else {
-        deps_.files->EraseIf(place_.key, this);
-      }
-    }
+  }
+  // Recorded before the name leaves the local files (an empty file is published here, at its
+  // last release, which the kernel sends after close() returned: an unlink right after the close
+  // waits for this lock and then finds the object recorded).
+  RecordLocked(out);
+  // A temporary file stays (locally) until it is renamed or unlinked; a queued chunk until its
+  // upload is recorded (UploadQueued).
+  const bool ended = state_ == State::kFailed || state_ == State::kDiscarded;
+  if (last && (!temp_ || ended) && state_ != State::kQueued) {
+    deps_.files->EraseIf(place_.key, this);
   }
   return out;
-}
-
-void SpoolFile::LeaveLocalFiles() {
-  MutexLock l(&mu_);
-  deps_.files->EraseIf(place_.key, this);
 }
 
 void SpoolFile::MaybeAdoptLocked() {
@@ -229,7 +223,7 @@ Status SpoolFile::CheckWholeLocked(uint64_t size, const Place& place) const {
 SpoolFile::Outcome SpoolFile::Commit(bool wait) {
   MutexLock l(&mu_);
   temp_orphaned_ = false;  // a live close: the temp file's writer (or a holder) is alive
-  return CommitLocked(wait);
+  return RecordLocked(CommitLocked(wait));
 }
 
 SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
@@ -273,12 +267,12 @@ SpoolFile::Outcome SpoolFile::UploadLocked() {
   return out;
 }
 
-SpoolFile::Outcome SpoolFile::UploadQueued(const std::function<void(const Outcome&)>& record) {
+SpoolFile::Outcome SpoolFile::UploadQueued() {
   MutexLock l(&mu_);
   Outcome out;
   if (state_ != State::kQueued || temp_) return out;
   out = UploadLocked();
-  record(out);
+  RecordLocked(out);
   if (handles_ == 0 && state_ == State::kCommitted) {
     MaybeAdoptLocked();  // first, as in Release: an open in between finds the cache copy
     deps_.files->EraseIf(place_.key, this);  // recorded: the name resolves to the object now
@@ -295,6 +289,13 @@ SpoolFile::Outcome SpoolFile::CommittedLocked(const std::string& key, UploadOutc
   Outcome out;
   out.kind = Outcome::kPublished;
   out.info = std::move(up.info);
+  return out;
+}
+
+const SpoolFile::Outcome& SpoolFile::RecordLocked(const Outcome& out) {
+  if ((out.kind == Outcome::kPublished || out.kind == Outcome::kDropped) && deps_.record) {
+    deps_.record(out);
+  }
   return out;
 }
 
@@ -330,7 +331,7 @@ SpoolFile::Outcome SpoolFile::Abandon(pid_t pid) {
   out.kind = Outcome::kDropped;
   out.object_remains = over_object_;
   out.place = place_;
-  return out;
+  return RecordLocked(out);
 }
 
 bool SpoolFile::Discard() {
@@ -435,7 +436,7 @@ SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace
 // CRC32C folded as the bytes come, the parts sent while written (EarlyUpload), and the preload of
 // an object's bytes for an O_RDWR open.
 
-Result<uint64_t> SpoolFile::Write(uint64_t offset, const char* data, uint64_t n, Outcome* out) {
+Result<uint64_t> SpoolFile::Write(uint64_t offset, const char* data, uint64_t n) {
   const FsOptions& o = *deps_.options;
   MutexLock l(&mu_);
   if (offset > o.max_chunk_bytes || n > o.max_chunk_bytes - offset) {
@@ -448,7 +449,7 @@ Result<uint64_t> SpoolFile::Write(uint64_t offset, const char* data, uint64_t n,
   if (!st.ok()) {
     // Bytes the engine wrote are lost (ENOSPC, EIO of the cache disk): the file can never become
     // the chunk, so it fails now and its close reports the same error.
-    *out = FailLocked(st);
+    RecordLocked(FailLocked(st));
     return st;
   }
   spool_crc_.Add(offset, data, n);  // while the bytes are in the CPU cache

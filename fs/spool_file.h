@@ -68,15 +68,6 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
     uint64_t parent_ino = 0;
     std::string name;
   };
-  // What Filesystem owns and every SpoolFile uses; outlives them all.
-  struct Deps {
-    const FsOptions* options = nullptr;
-    ObjectStore* store = nullptr;
-    Uploader* uploader = nullptr;
-    ChunkReader* reader = nullptr;
-    SpoolFiles* files = nullptr;
-    ChunkSizeLearner* learnt_sizes = nullptr;  // null: learn_chunk_sizes is off
-  };
   // What a transition did, for Filesystem's own bookkeeping (metadata cache, inodes, kernel).
   struct Outcome {
     enum Kind {
@@ -94,9 +85,21 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
     // kDropped: the name still holds an object (this was a new version of it, or its upload
     // found one there): the name stays, showing that object.
     bool object_remains = false;
-    // Release published the file and closed its last handle: it leaves SpoolFiles once the
-    // filesystem has recorded `info` (LeaveLocalFiles), so a lookup always finds one of the two.
-    bool leave = false;
+  };
+
+  // What Filesystem owns and every SpoolFile uses; outlives them all.
+  struct Deps {
+    const FsOptions* options = nullptr;
+    ObjectStore* store = nullptr;
+    Uploader* uploader = nullptr;
+    ChunkReader* reader = nullptr;
+    SpoolFiles* files = nullptr;
+    ChunkSizeLearner* learnt_sizes = nullptr;  // null: learn_chunk_sizes is off
+    // The filesystem's bookkeeping of a publication or a drop (metadata, inodes, the kernel's
+    // entries). Called with the file's lock held, before the name leaves SpoolFiles: an unlink or
+    // rename of the name, which waits for that lock, finds the outcome recorded, and a lookup
+    // finds the spool file or the record - never neither, never a record after the unlink.
+    std::function<void(const Outcome&)> record;
   };
 
   // A new file with `handles` open handles, registered as what place.key shows. `created`: made
@@ -149,14 +152,12 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // An open handle is being closed (RELEASE). A writer's close commits what a flush did not -
   // unless the last flush came from a dying process (Abandon): then the bytes are discarded.
   // The last handle ends the file's life here: it leaves SpoolFiles (unless it is a live temp
-  // file) and a committed spool becomes the reader's cache entry.
+  // file), after its outcome is recorded, and a committed spool becomes the reader's cache entry.
   Outcome Release(bool writer) EXCLUDES(mu_);
-  // After Release's outcome with `leave` was applied.
-  void LeaveLocalFiles() EXCLUDES(mu_);
 
   // --- Bytes ---
-  // A failed spool write fails the file (*out: kDropped): its close reports the error.
-  Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t n, Outcome* out) EXCLUDES(mu_);
+  // A failed spool write fails the file (recorded: kDropped): its close reports the error.
+  Result<uint64_t> Write(uint64_t offset, const char* data, uint64_t n) EXCLUDES(mu_);
   Status Truncate(uint64_t size) EXCLUDES(mu_);
   Result<uint64_t> Read(uint64_t offset, uint64_t n, char* buf) const;
   // A file opened for reading and writing keeps its contents (POSIX): the object's `size` bytes
@@ -171,10 +172,9 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // only accepted: kQueued, and the caller queues UploadQueued.
   Outcome Commit(bool wait = true) EXCLUDES(mu_);
   // The queued upload (a write-back thread): uploads a file still kQueued (nothing otherwise: it
-  // was rewritten, discarded, or a waiting Commit stored it) and hands the outcome to `record`
-  // while the file's lock is held, so an unlink or rename of the file sees it recorded. A file
-  // with no handles left then leaves SpoolFiles.
-  Outcome UploadQueued(const std::function<void(const Outcome&)>& record) EXCLUDES(mu_);
+  // was rewritten, discarded, or a waiting Commit stored it). A file with no handles left then
+  // leaves SpoolFiles.
+  Outcome UploadQueued() EXCLUDES(mu_);
   // The implicit close of a dying process (its FLUSH): nothing is published on its behalf, the
   // name disappears at once (kDropped) and parts sent early are aborted. A live process that
   // shares the descriptor may still commit it; otherwise its last Release discards it. A temp
@@ -204,6 +204,8 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // The upload of these bytes as `key` succeeded: kCommitted, kPublished.
   Outcome CommittedLocked(const std::string& key, UploadOutcome up) REQUIRES(mu_);
   Outcome FailLocked(Status st) REQUIRES(mu_);
+  // Hands a publication or a drop to Deps::record (the lock held: see there); returns `out`.
+  const Outcome& RecordLocked(const Outcome& out) REQUIRES(mu_);
   void DirtyLocked() REQUIRES(mu_);
   void SetSizeLocked(uint64_t s) REQUIRES(mu_);
   // The whole-chunk rule (chunk_sizes).

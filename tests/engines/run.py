@@ -100,7 +100,7 @@ GROUPS = [
         "tests/v1/distributed/test_nixl_native_l2_adapter.py",
         "tests/disagg/test_nixl_storage_backend.py",
         "tests/v1/test_nixl_put_refcount.py",
-    ], 166),
+    ], 167),
     # Real `lmcache server` processes and a coordinator sharing an `fs` L2 pool on the mount.
     ("mp-e2e", "A", 600, {"RUN_MP_E2E": "1"}, [
         "tests/v1/mp_coordinator/test_mp_server_e2e.py",
@@ -142,13 +142,6 @@ DESELECT = {
     "test_add_duplicate_device_rejected[symlink]": NO_LINKS,
     "tests/v1/distributed/test_devdax_l1_allocator.py::"
     "test_add_duplicate_device_rejected[hardlink]": NO_LINKS,
-    # Not by design: a kvfs bug, found by this test. Remove the entry once it is fixed.
-    "tests/v1/test_nixl_put_refcount.py::TestWriteFailureCleanup::"
-    "test_file_handle_acquisition_failure_unlinks_created_file":
-        "kvfs bug (issue 35 item 7): on the S3 store, an EMPTY file created, closed, then "
-        "unlinked at the default unlink_policy local stays visible on that node (or shows "
-        "again within 2 s; with fleet_feed off too; a 100-byte file does not); the test "
-        "asserts LMCache's failed-registration cleanup removed the O_CREAT file",
 }
 
 

@@ -368,6 +368,29 @@ def case_metrics_idle_connections(ctx):
     a.unmount()
 
 
+def case_empty_unlinked(ctx):
+    """An empty file created, closed and unlinked at the defaults is gone at once and stays gone
+    (its publication happens at the release the kernel sends after close() returned; an unlink
+    right after must wait for it, not be undone by it - LMCache's test_nixl_put_refcount.py)."""
+    store = ctx.store()
+    a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache"))
+    d = os.path.join(a.mnt, "empties")
+    os.mkdir(d)
+    names = []
+    for i in range(40):
+        p = os.path.join(d, "e%02d.bin" % i)
+        os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        os.unlink(p)
+        names.append(p)
+    seen = [p for p in names if os.path.exists(p)]
+    assert not seen, "%d of 40 unlinked empty files still visible: %s" % (len(seen), seen[:3])
+    time.sleep(2)
+    seen = [p for p in names if os.path.exists(p)] + os.listdir(d)
+    assert not seen, "unlinked empty files came back: %s" % seen[:3]
+    ok("40 empty files created, closed and unlinked: none visible, then or 2 s later")
+    a.unmount()
+
+
 CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma),
          ("cache_symlink", case_cache_symlink),
          ("relative_paths", case_relative_paths),
@@ -375,6 +398,7 @@ CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma
          ("upload_gc_root", case_upload_gc_root),
          ("du_control_chars", case_du_control_chars),
          ("metrics_idle_connections", case_metrics_idle_connections),
+         ("empty_unlinked", case_empty_unlinked),
          ("emfile", case_emfile)]
 
 if __name__ == "__main__":
