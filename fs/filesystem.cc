@@ -594,7 +594,9 @@ FileAttr Filesystem::AttrOf(uint64_t ino, const Node& node) const {
   a.size = node.info.size;
   a.mtime_sec = node.info.mtime_sec ? node.info.mtime_sec : time(nullptr);
   a.mode = S_IFREG | options_.file_mode;
-  a.nlink = 1;
+  // A name made by link() is the same inode (InodeTable::Link); an open file whose names are all
+  // gone keeps 1, as before (fstat of an unlinked open chunk).
+  a.nlink = std::max<uint32_t>(1, inodes_.Names(ino));
   a.uid = options_.uid;
   a.gid = options_.gid;
   return a;
@@ -886,6 +888,8 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
                                                               pid_t pid) {
   KVFS_ASSIGN_OR_RETURN(auto path, ChildPath(parent, name));
   KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  if (auto existing = inodes_.Find(parent, name))
+    KVFS_RETURN_IF_ERROR(RefuseLinked(*existing, path));
   std::shared_ptr<SpoolFile> lf = local_files_.Find(key);
   if (lf && (flags & O_EXCL)) return Status::AlreadyExists("file exists: " + Display(path));
   // An idle temp file is reused, as creat() on a local file would; a file another writer is
@@ -912,8 +916,19 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
   return std::make_pair(entry, OpenResult{handles_.AddFile(std::move(h)), false});
 }
 
+Status Filesystem::RefuseLinked(uint64_t ino, const std::vector<std::string>& path) const {
+  const uint32_t names = inodes_.Names(ino);
+  if (names <= 1) return Status::OK();
+  // Each name is an object of its own in the store: a new version written through one would
+  // leave the inode's other names showing other bytes.
+  return Status::PermissionDenied("'" + Display(path) + "' has " + std::to_string(names) +
+                                  " names (link()): a linked chunk is not rewritten; unlink its "
+                                  "other names first");
+}
+
 Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
                                             const std::string& key, int flags, pid_t pid) {
+  KVFS_RETURN_IF_ERROR(RefuseLinked(ino, path));
   std::shared_ptr<SpoolFile> lf = local_files_.Find(key);
   // A file that failed or was abandoned is over; O_TRUNC on a file another handle is writing
   // gives this writer its own version, so two writers of one name never truncate each other.
@@ -1337,8 +1352,14 @@ Result<FsEntry> Filesystem::Link(uint64_t ino, uint64_t new_parent, const std::s
   Node node;
   node.kind = MetaEntry::kFile;
   node.info = info;
-  uint64_t new_ino = inodes_.Ref(new_parent, new_name, false);
-  return FsEntry{AttrOf(new_ino, node)};
+  // The new name is the same inode on this node (st_nlink 2 while both names exist; LMCache's
+  // device-alias checks compare inodes); in the store, and on other nodes, it is an object of
+  // its own with the same bytes - chunks are written once, and a linked one is not rewritten
+  // (OpenForWrite).
+  if (!inodes_.Link(ino, new_parent, new_name)) {
+    return FsEntry{AttrOf(inodes_.Ref(new_parent, new_name, false), node)};
+  }
+  return FsEntry{AttrOf(ino, node)};
 }
 
 Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new_parent,
@@ -1358,7 +1379,6 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     if (dst.ok()) return Status::AlreadyExists("rename: target exists: " + Display(dst_path));
     if (dst.status().code() != StatusCode::kNotFound) return dst.status();
   }
-  auto src_ino = inodes_.Find(parent, name);
   if (auto lf = local_files_.Find(src_key)) {
     std::shared_ptr<SpoolFile> replaced;
     SpoolFile::Place dst{dst_key, Display(dst_path), new_parent, new_name};
@@ -1403,11 +1423,7 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     reader_->Invalidate(src_key);
     reader_->Invalidate(dst_key);
   }
-  if (src_ino) {
-    inodes_.Move(*src_ino, new_parent, new_name);
-  } else {
-    inodes_.Detach(new_parent, new_name);
-  }
+  inodes_.Move(parent, name, new_parent, new_name);
   return Status::OK();
 }
 

@@ -35,7 +35,8 @@
 //   lookup of a name unlinked here under unlink_policy local (the object
 //   stays for other nodes; until it changes or this node publishes it again)  ENOENT
 //   chmod/chown to other values, truncate of an uploaded file                 EPERM
-//   link(), symlink(), mknod() (fuse adapter)                                 EPERM
+//   open for writing (or creat) of a name whose inode has other names (link)  EPERM
+//   symlink(), mknod() (fuse adapter)                                         EPERM
 //   xattrs of files and directories (getxattr, listxattr, setxattr,
 //   removexattr), fallocate                                                   EOPNOTSUPP
 //   xattrs of the mount root: "user.kvfs.stats" reads the daemon's statistics
@@ -212,7 +213,9 @@ class Filesystem {
   Status Unlink(uint64_t parent, const std::string& name);
   // link(2): a second name for a file. Of a file written here (NIXL: link(tmp, final) then
   // unlink(tmp)) it publishes the bytes under the new name, atomically, as a rename would; of an
-  // uploaded object it is a server-side copy. Never replaces: EEXIST when the name exists.
+  // uploaded object it is a server-side copy. Never replaces: EEXIST when the name exists. On
+  // this node the new name is the same inode (st_nlink counts the names; a linked chunk is not
+  // opened for writing: EPERM); in the store and on other nodes, an object of its own.
   Result<FsEntry> Link(uint64_t ino, uint64_t new_parent, const std::string& new_name);
   // flags: 0 or RENAME_NOREPLACE (RENAME_EXCHANGE: kNotSupported).
   Status Rename(uint64_t parent, const std::string& name, uint64_t new_parent,
@@ -276,6 +279,8 @@ class Filesystem {
 
   // Write path (filesystem.cc). The life of a written file is SpoolFile's (fs/spool_file.h); these
   // only find the file, ask it for a transition and record what the transition did.
+  // EPERM for a file with more than one name (link()): see Link.
+  Status RefuseLinked(uint64_t ino, const std::vector<std::string>& path) const;
   Result<OpenResult> OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
                                   const std::string& key, int flags, pid_t pid);
   Result<std::shared_ptr<SpoolFile>> NewLocal(const std::vector<std::string>& path,

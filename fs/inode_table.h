@@ -5,6 +5,9 @@
 // generation is always 0. An unlinked or renamed-over inode is detached: its number stays valid
 // for open handles until forgotten, but it no longer has a path.
 //
+// link() gives an inode further names (Link): each resolves to the same inode, and its path is
+// its first name still there. Unlinking one name leaves the inode with the others.
+//
 // Thread-safe: one internal mutex (a leaf lock: no other lock is taken while holding it).
 #pragma once
 
@@ -37,10 +40,18 @@ class InodeTable {
   bool IsDir(uint64_t ino) const EXCLUDES(mu_);
   // The parent directory's inode (0 if unknown).
   uint64_t ParentOf(uint64_t ino) const EXCLUDES(mu_);
-  // Removes the name of `name` in `parent` (unlink): its inode becomes detached.
+  // Removes the name of `name` in `parent` (unlink): its inode keeps its other names, or becomes
+  // detached when that was the last.
   void Detach(uint64_t parent, const std::string& name) EXCLUDES(mu_);
-  // Gives inode `ino` the name `new_name` in `new_parent`, detaching whatever had it (rename).
-  void Move(uint64_t ino, uint64_t new_parent, const std::string& new_name) EXCLUDES(mu_);
+  // Gives the inode named `name` in `parent` the name `new_name` in `new_parent` instead,
+  // detaching whatever had it (rename); with no inode of that name, just detaches the target.
+  void Move(uint64_t parent, const std::string& name, uint64_t new_parent,
+            const std::string& new_name) EXCLUDES(mu_);
+  // link(): `name` in `parent` becomes one more name of `ino` (detaching whatever had it), with
+  // one more kernel reference (the reply is an entry). False when `ino` is unknown.
+  bool Link(uint64_t ino, uint64_t parent, const std::string& name) EXCLUDES(mu_);
+  // How many names `ino` has now (st_nlink): 0 when detached or unknown.
+  uint32_t Names(uint64_t ino) const EXCLUDES(mu_);
   size_t size() const EXCLUDES(mu_);
 
  private:
@@ -50,8 +61,12 @@ class InodeTable {
     bool is_dir = false;
     bool detached = false;
     uint64_t nlookup = 0;
+    std::vector<std::pair<uint64_t, std::string>> links;  // names after the first (link())
   };
   using NameKey = std::pair<uint64_t, std::string>;
+
+  // Drops the name `it` points at from its inode (by_name_ is left to the caller).
+  void DropNameLocked(std::map<NameKey, uint64_t>::iterator it) REQUIRES(mu_);
 
   mutable Mutex mu_;
   std::unordered_map<uint64_t, Node> nodes_ GUARDED_BY(mu_);

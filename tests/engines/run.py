@@ -126,22 +126,27 @@ GROUPS = [
 
 # Tests left out by id, with the reason (counted as skipped, the reason printed): they need what
 # an object store cannot give, and kvfs documents so (docs/engines.md).
-NO_LINKS = ("kvfs has no hard links or symbolic links: link(2) publishes a copy under the new "
-            "name (another inode, nlink 1), symlink(2) is EPERM; LMCache's DAX device-alias "
-            "check compares inodes")
+NO_SYMLINKS = ("kvfs has no symbolic links (symlink(2) is EPERM: an object store has no link "
+               "object)")
+LINKED_READ_ONLY = ("a hard link on kvfs is the same inode on this node, but each name is an "
+                    "object of its own in the store, so a chunk with two names is not opened "
+                    "for writing (EPERM); these tests open the linked file O_RDWR as a DAX "
+                    "device and map it read-write")
 DESELECT = {
-    "tests/v1/distributed/test_dax_l2_adapter.py::test_dax_hotplug_add_duplicate_device": NO_LINKS,
-    "tests/v1/distributed/test_dax_l2_adapter.py::test_dax_duplicate_config_rejected": NO_LINKS,
+    "tests/v1/distributed/test_dax_l2_adapter.py::test_dax_hotplug_add_duplicate_device":
+        LINKED_READ_ONLY,
+    "tests/v1/distributed/test_dax_l2_adapter.py::test_dax_duplicate_config_rejected":
+        LINKED_READ_ONLY,
     "tests/v1/distributed/test_devdax_l1_allocator.py::"
-    "test_storage_manager_rejects_l1_add_of_l2_dax_device_alias": NO_LINKS,
+    "test_storage_manager_rejects_l1_add_of_l2_dax_device_alias": LINKED_READ_ONLY,
     "tests/v1/distributed/test_devdax_l1_allocator.py::"
-    "test_storage_manager_rejects_l2_add_of_other_l2_device[hotplug]": NO_LINKS,
+    "test_storage_manager_rejects_l2_add_of_other_l2_device[hotplug]": LINKED_READ_ONLY,
     "tests/v1/distributed/test_devdax_l1_allocator.py::"
-    "test_storage_manager_rejects_l2_add_of_other_l2_device[registration]": NO_LINKS,
+    "test_storage_manager_rejects_l2_add_of_other_l2_device[registration]": LINKED_READ_ONLY,
     "tests/v1/distributed/test_devdax_l1_allocator.py::"
-    "test_add_duplicate_device_rejected[symlink]": NO_LINKS,
+    "test_add_duplicate_device_rejected[hardlink]": LINKED_READ_ONLY,
     "tests/v1/distributed/test_devdax_l1_allocator.py::"
-    "test_add_duplicate_device_rejected[hardlink]": NO_LINKS,
+    "test_add_duplicate_device_rejected[symlink]": NO_SYMLINKS,
 }
 
 

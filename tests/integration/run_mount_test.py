@@ -191,13 +191,24 @@ def bad_inputs(mnt):
                  "256-byte name")
     # Unsupported operations: documented errnos.
     some = next(e.name for e in os.scandir(mnt) if e.is_file() and e.stat().st_size > 0)
-    # link() of an uploaded file: a second object with its bytes; never over an existing name.
-    os.link(os.path.join(mnt, some), os.path.join(mnt, "hard"))
-    with open(os.path.join(mnt, some), "rb") as a, open(os.path.join(mnt, "hard"), "rb") as b:
+    # link() of an uploaded file: on this node the same inode under two names (st_nlink 2 while
+    # both exist: LMCache's device-alias checks compare (st_dev, st_ino)), in the store a second
+    # object with its bytes; never over an existing name; a linked chunk is not rewritten.
+    src, hard = os.path.join(mnt, some), os.path.join(mnt, "hard")
+    os.link(src, hard)
+    with open(src, "rb") as a, open(hard, "rb") as b:
         assert a.read() == b.read(), "link() copy differs"
-    expect_errno(lambda: os.link(os.path.join(mnt, some), os.path.join(mnt, "hard")),
-                 errno.EEXIST, "link() over an existing name")
-    os.unlink(os.path.join(mnt, "hard"))
+    sa, sb = os.stat(src), os.stat(hard)
+    assert (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino), "link(): another inode"
+    assert sa.st_nlink == 2 and sb.st_nlink == 2, "link(): st_nlink %d/%d" % (sa.st_nlink,
+                                                                             sb.st_nlink)
+    assert os.path.samefile(src, hard)
+    expect_errno(lambda: os.link(src, hard), errno.EEXIST, "link() over an existing name")
+    expect_errno(lambda: open(hard, "r+b"), errno.EPERM, "open for writing of a linked chunk")
+    os.unlink(hard)
+    assert os.stat(src).st_nlink == 1, "st_nlink after unlink of the link: %d" % (
+        os.stat(src).st_nlink)
+    assert not os.path.exists(hard)
     expect_errno(lambda: os.symlink("x", os.path.join(mnt, "sym")), errno.EPERM, "symlink()")
     expect_errno(lambda: os.setxattr(os.path.join(mnt, some), "user.k", b"v"), errno.EOPNOTSUPP,
                  "setxattr()")

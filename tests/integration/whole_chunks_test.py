@@ -345,7 +345,9 @@ def run(ctx, checks):
         os.write(fd, data)
         os.close(fd)
         os.link(tmp, final)  # NIXL POSIX: publish with link(tmp, final), then unlink(tmp)
+        assert os.stat(final).st_nlink == 2 and os.path.samefile(tmp, final)
         os.unlink(tmp)
+        assert os.stat(final).st_nlink == 1
         assert stored(store).get("nixl.bin") == size
         dt.expect_errno(lambda: os.link(final, final), errno.EEXIST, "link over an existing name")
         time.sleep(TTL + 0.5)
