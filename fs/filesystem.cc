@@ -817,8 +817,7 @@ void Filesystem::KeepOpenLocal(uint64_t ino) {
 // Filesystem write path: create, open for writing, write, truncate, flush/fsync/release. Each
 // finds the SpoolFile and asks it for a transition (fs/spool_file.h holds the state machine),
 // which records what it did through Deps::record (Apply) under its own lock: FLUSH/RELEASE ->
-// SpoolFile::Commit/Release -> Uploader
-// -> the store's conditional PUT or multipart upload.
+// SpoolFile::Commit/Release -> Uploader -> the store's conditional PUT or multipart upload.
 // ===============================================================================================
 
 Result<std::shared_ptr<SpoolFile>> Filesystem::NewLocal(const std::vector<std::string>& path,

@@ -292,7 +292,7 @@ SpoolFile::Outcome SpoolFile::CommittedLocked(const std::string& key, UploadOutc
   return out;
 }
 
-const SpoolFile::Outcome& SpoolFile::RecordLocked(const Outcome& out) {
+SpoolFile::Outcome SpoolFile::RecordLocked(Outcome out) {
   if ((out.kind == Outcome::kPublished || out.kind == Outcome::kDropped) && deps_.record) {
     deps_.record(out);
   }

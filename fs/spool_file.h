@@ -205,7 +205,7 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   Outcome CommittedLocked(const std::string& key, UploadOutcome up) REQUIRES(mu_);
   Outcome FailLocked(Status st) REQUIRES(mu_);
   // Hands a publication or a drop to Deps::record (the lock held: see there); returns `out`.
-  const Outcome& RecordLocked(const Outcome& out) REQUIRES(mu_);
+  Outcome RecordLocked(Outcome out) REQUIRES(mu_);
   void DirtyLocked() REQUIRES(mu_);
   void SetSizeLocked(uint64_t s) REQUIRES(mu_);
   // The whole-chunk rule (chunk_sizes).
