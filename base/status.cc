@@ -34,6 +34,8 @@ const char* StatusCodeName(StatusCode code) {
       return "NoSpace";
     case StatusCode::kNameTooLong:
       return "NameTooLong";
+    case StatusCode::kBusy:
+      return "Busy";
     case StatusCode::kCancelled:
       return "Cancelled";
     case StatusCode::kInternal:
@@ -71,6 +73,9 @@ Status Status::FromErrno(int err, const std::string& context) {
       break;
     case EFBIG:
       code = StatusCode::kResourceExhausted;
+      break;
+    case EBUSY:
+      code = StatusCode::kBusy;
       break;
     default:
       break;

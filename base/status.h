@@ -26,6 +26,7 @@ enum class StatusCode : unsigned char {
   kResourceExhausted,   // a configured bound was hit (file too large, cache full)
   kNoSpace,             // the local disk (spool, cache directory) is full: ENOSPC, EDQUOT
   kNameTooLong,         // name or key over its limit
+  kBusy,                // held by another open on this node until it is closed: EBUSY
   kCancelled,           // shut down while the operation waited
   kInternal,            // a bug or an unexpected server answer
 };
@@ -65,6 +66,7 @@ class Status {
     return {StatusCode::kResourceExhausted, std::move(m)};
   }
   static Status NoSpace(std::string m) { return {StatusCode::kNoSpace, std::move(m)}; }
+  static Status Busy(std::string m) { return {StatusCode::kBusy, std::move(m)}; }
   static Status NameTooLong(std::string m) { return {StatusCode::kNameTooLong, std::move(m)}; }
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }

@@ -41,6 +41,10 @@ int ToErrno(const Status& status) {
       return ENOSPC;
     case StatusCode::kNameTooLong:
       return ENAMETOOLONG;
+    // Another open on this node holds the file in a mode this one cannot share (the kernel's
+    // passthrough rules: fs/fuse/passthrough_table.h).
+    case StatusCode::kBusy:
+      return EBUSY;
     case StatusCode::kCancelled:
       return EINTR;
     case StatusCode::kInternal:

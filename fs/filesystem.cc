@@ -86,6 +86,9 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
       probe_(ProcMatchesOwnPid() ? ProcessProbe{ProcessIsExiting, KilledBySignal, ThreadGroupOf,
                                                 [](pid_t tgid, uint64_t ino, const std::string& n) {
                                                   return HoldsWritableFd(tgid, ino, n);
+                                                },
+                                                [](pid_t tgid, uint64_t ino, const std::string& n) {
+                                                  return DescendantHoldingWritableFd(tgid, ino, n);
                                                 }}
                                  : ProcessProbe{}),
       unlinked_(UnlinkedNames::kDefaultMaxEntries),
@@ -732,8 +735,12 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store, 
   h->ino = ino;
   if (node.spool) {  // a file being written here, or a temp file: its local bytes
     KVFS_RETURN_IF_ERROR(node.spool->Attach(/*writer=*/false, /*truncate=*/false));
+    OpenResult r{0, /*keep_cache=*/false};
+    // While the kernel writes the spool, every open of the inode must be a passthrough open of it.
+    if (KernelWritesOn()) OfferSpool(*node.spool, &r);
     h->spool = std::move(node.spool);
-    return OpenResult{handles_.AddFile(std::move(h)), /*keep_cache=*/false};
+    r.fh = handles_.AddFile(std::move(h));
+    return r;
   }
   h->info = node.info;
   if (tier_) tier_->NoteUse(key);  // a hash-set insert; recorded in the store once per interval
@@ -752,7 +759,30 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store, 
 
 void Filesystem::NotePassthrough(uint64_t fh) {
   auto h = handles_.File(fh);
-  if (h.ok() && (*h)->object) (*h)->object->NotePassthrough();
+  if (!h.ok()) return;
+  if ((*h)->object) (*h)->object->NotePassthrough();
+  if ((*h)->spool && (*h)->writable) {
+    (*h)->spool->KernelWrites();
+    writes_.passthrough_opens++;
+  }
+}
+
+bool Filesystem::KernelWritesOn() const {
+  return options_.passthrough && options_.passthrough_writes;
+}
+
+void Filesystem::OfferSpool(const SpoolFile& lf, OpenResult* r) const {
+  r->passthrough_fd = lf.spool_fd();
+  r->version = lf.backing_version();
+}
+
+Status Filesystem::RefuseNewVersion(const SpoolFile& lf, const std::vector<std::string>& path) {
+  if (!lf.KernelHeld()) return Status::OK();
+  // The inode's opens all use that spool as their backing file (the kernel's rule): a second
+  // version of the name could not be opened beside them.
+  return Status::Busy("'" + Display(path) +
+                      "' is being written on this node by the kernel into its spool "
+                      "(passthrough_writes): a new version waits until that writer closes it");
 }
 
 Result<uint64_t> Filesystem::Read(uint64_t fh, uint64_t offset, uint64_t size, char* buf) {
@@ -891,6 +921,7 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
     KVFS_RETURN_IF_ERROR(RefuseLinked(*existing, path));
   std::shared_ptr<SpoolFile> lf = local_files_.Find(key);
   if (lf && (flags & O_EXCL)) return Status::AlreadyExists("file exists: " + Display(path));
+  if (lf) KVFS_RETURN_IF_ERROR(RefuseNewVersion(*lf, path));
   // An idle temp file is reused, as creat() on a local file would; a file another writer is
   // writing is left to it: this one gets its own version.
   if (!lf || !lf->ReuseIdleTemp(flags & O_TRUNC)) {
@@ -912,7 +943,11 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
   node.info.mtime_sec = lf->mtime_sec();
   FsEntry entry{AttrOf(ino, node)};
   if (!lf->published_now()) entry.ttl_secs = 0;  // others see it when it is published, not before
-  return std::make_pair(entry, OpenResult{handles_.AddFile(std::move(h)), false});
+  OpenResult r{0, false};
+  writes_.opens++;
+  if (KernelWritesOn() && lf->KernelMayWrite()) OfferSpool(*lf, &r);
+  r.fh = handles_.AddFile(std::move(h));
+  return std::make_pair(entry, r);
 }
 
 Status Filesystem::RefuseLinked(uint64_t ino, const std::vector<std::string>& path) const {
@@ -931,6 +966,7 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
   std::shared_ptr<SpoolFile> lf = local_files_.Find(key);
   // A file that failed or was abandoned is over; O_TRUNC on a file another handle is writing
   // gives this writer its own version, so two writers of one name never truncate each other.
+  if (lf && !lf->Ended() && (flags & O_TRUNC)) KVFS_RETURN_IF_ERROR(RefuseNewVersion(*lf, path));
   if (lf && (lf->Ended() || (flags & O_TRUNC))) lf.reset();
   if (lf) {
     KVFS_RETURN_IF_ERROR(lf->Attach(/*writer=*/true, /*truncate=*/false));
@@ -961,8 +997,12 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
   h->ino = ino;
   h->writable = true;
   h->sync = flags & O_DSYNC;
+  OpenResult r{0, /*keep_cache=*/false};
+  writes_.opens++;
+  if (KernelWritesOn() && lf->KernelMayWrite()) OfferSpool(*lf, &r);
   h->spool = std::move(lf);
-  return OpenResult{handles_.AddFile(std::move(h)), /*keep_cache=*/false};
+  r.fh = handles_.AddFile(std::move(h));
+  return r;
 }
 
 Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* data, uint64_t size,
@@ -972,6 +1012,7 @@ Result<uint64_t> Filesystem::Write(uint64_t fh, uint64_t offset, const char* dat
   // The process that writes is the writer (a descriptor handed to a server process, a forked
   // worker): its close publishes. One /proc read per writing thread and handle.
   if (pid > 0 && h->last_writer_thread.exchange(pid) != pid) h->spool->set_owner(ProcessOf(pid));
+  writes_.bytes_served += size;
   return h->spool->Write(offset, data, size);
 }
 
@@ -1036,6 +1077,15 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
     auto path = PathOf(h->ino);
     if (path.ok() && !path->empty() && probe_.holds_writer(owner, h->ino, path->back())) {
       return Status::OK();
+    }
+    // A process the descriptor was handed to (a forked child) still holds it and may write the
+    // rest - unseen while the kernel writes the spool (passthrough_writes), or not yet started:
+    // its close, or the last release, publishes.
+    if (path.ok() && !path->empty() && probe_.child_holding) {
+      if (const pid_t child = probe_.child_holding(owner, h->ino, path->back())) {
+        lf.set_owner(child);
+        return Status::OK();
+      }
     }
   }
   SpoolFile::Outcome out = h->spool->Commit(wait || h->sync);

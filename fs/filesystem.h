@@ -86,6 +86,7 @@
 #include "fs/unlinked_names.h"
 #include "fs/uploader.h"
 #include "fs/write_back.h"
+#include "fs/write_stats.h"
 #include "objstore/object_store.h"
 #include "tier/node_tier.h"
 
@@ -124,6 +125,7 @@ class Filesystem {
   void ForgetRemoved(const std::string& key);
   // What lookups cost so far: answered locally or sent, and the requests sent.
   LookupStats LookupStatsNow() const;
+  WriteStats WriteStatsNow() const { return writes_.Snapshot(); }
   // How the write path sees the processes behind requests (fs/process_state.h by default; all
   // null when /proc does not show the daemon's pid namespace: then every close counts as a live
   // close by the writer). Tests replace it.
@@ -133,6 +135,8 @@ class Filesystem {
     std::function<pid_t(pid_t)> thread_group;  // thread -> its process; 0: unknown
     // Whether the process still holds a writable descriptor of (ino, name): HoldsWritableFd.
     std::function<bool(pid_t, uint64_t, const std::string&)> holds_writer;
+    // A descendant that holds one (DescendantHoldingWritableFd), or 0.
+    std::function<pid_t(pid_t, uint64_t, const std::string&)> child_holding;
   };
   void set_process_probe(ProcessProbe p) { probe_ = std::move(p); }
   using ExitingFn = std::function<bool(pid_t)>;
@@ -281,6 +285,13 @@ class Filesystem {
   // only find the file, ask it for a transition and record what the transition did.
   // EPERM for a file with more than one name (link()): see Link.
   Status RefuseLinked(uint64_t ino, const std::vector<std::string>& path) const;
+  // passthrough_writes (and passthrough) on: opens of files being written may be offered to the
+  // kernel with their spool as the backing file (OfferSpool), if the spool may be written by it.
+  bool KernelWritesOn() const;
+  void OfferSpool(const SpoolFile& lf, OpenResult* r) const;
+  // EBUSY for an open that would start a new version of a name the kernel is writing (its
+  // inode's opens all share that spool).
+  Status RefuseNewVersion(const SpoolFile& lf, const std::vector<std::string>& path);
   Result<OpenResult> OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
                                   const std::string& key, int flags, pid_t pid);
   Result<std::shared_ptr<SpoolFile>> NewLocal(const std::vector<std::string>& path,
@@ -312,6 +323,7 @@ class Filesystem {
   MetaCache meta_;
   ChunkSizeLearner learnt_sizes_;  // whole-chunk sizes from the store (learn_chunk_sizes)
   LookupCounters lookups_;         // what resolutions cost (fs/lookup_stats.h)
+  WriteCounters writes_;           // fs/write_stats.h
   DirListingCache listings_;       // negative lookups from a recent directory listing
   Revalidator revalidator_;        // background checks of names answered from local copies
   // Tells the fleet feed (when there is one) that this node stored or deleted `key`.

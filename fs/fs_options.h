@@ -86,6 +86,13 @@ struct FsOptions {
   // built with it, and CAP_SYS_ADMIN; otherwise nothing changes): the engine's reads of a hit then
   // go to the cache file directly, without the daemon (fs/fuse/passthrough_table.h).
   bool passthrough = true;
+  // Also let the kernel write new chunks into their spool files (FUSE passthrough writes): the
+  // engine's write()s, O_DIRECT or not, go to the spool without a request, copy or thread of the
+  // daemon, which sees the open, flush and release and takes the size from the spool. Off by
+  // default: the daemon then cannot see a write the kernel failed (ENOSPC, EIO of the spool
+  // disk), nor which process wrote (the opener's close publishes), nor send parts while the
+  // chunk is written (docs/write-path.md, "Passthrough writes", says what each becomes).
+  bool passthrough_writes = false;
   // fnmatch(3) patterns of names kept local (never uploaded under that name, and never looked up
   // in the store: a lookup of such a name with no local file is a miss without a request);
   // renaming such a file to a non-matching name uploads it under the new name.

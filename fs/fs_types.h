@@ -56,6 +56,9 @@ struct OpenResult {
   // not open the cache entry themselves.
   std::string version{};
 };
+// OpenResult::version of opens whose backing file is a spool the kernel writes
+// (passthrough_writes): "spool:" and the spool's path.
+inline constexpr char kSpoolVersionPrefix[] = "spool:";
 
 struct FsStat {
   uint64_t bsize = 4096, frsize = 4096, blocks = 0, bfree = 0, bavail = 0;

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "base/posix_io.h"
 
@@ -129,6 +130,36 @@ bool HoldsWritableFd(pid_t tgid, uint64_t ino, std::string_view name) {
   }
   closedir(d);
   return found;
+}
+
+pid_t DescendantHoldingWritableFd(pid_t tgid, uint64_t ino, std::string_view name) {
+  if (tgid <= 0) return 0;
+  // Breadth first from the process's children (of every thread: a child belongs to the thread
+  // that forked it), at most kMaxVisited processes: engines fork few, and this runs once per
+  // publishing close of a file the kernel wrote.
+  constexpr size_t kMaxVisited = 64;
+  std::vector<pid_t> queue{tgid};
+  for (size_t next = 0; next < queue.size() && queue.size() <= kMaxVisited; ++next) {
+    const std::string task_dir = "/proc/" + std::to_string(queue[next]) + "/task";
+    DIR* d = opendir(task_dir.c_str());
+    if (d == nullptr) continue;
+    while (struct dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      auto kids = ReadSmall(task_dir + "/" + e->d_name + "/children");
+      if (!kids) continue;
+      const char* p = kids->c_str();
+      char* end = nullptr;
+      for (long c = std::strtol(p, &end, 10); end != p; c = std::strtol(p, &end, 10)) {
+        p = end;
+        if (c > 0) queue.push_back(static_cast<pid_t>(c));
+      }
+    }
+    closedir(d);
+  }
+  for (size_t i = 1; i < queue.size() && i <= kMaxVisited; ++i) {
+    if (HoldsWritableFd(queue[i], ino, name)) return queue[i];
+  }
+  return 0;
 }
 
 bool ProcMatchesOwnPid() {

@@ -5,6 +5,8 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,14 +67,59 @@ bool SpoolFile::Ended() const {
   return state_ == State::kFailed || state_ == State::kDiscarded;
 }
 
-bool SpoolFile::WouldPublish() const {
+bool SpoolFile::WouldPublish() {
   MutexLock l(&mu_);
+  CatchUpLocked();
   return !temp_ && (state_ == State::kDirty || state_ == State::kAbandoned);
 }
 
-bool SpoolFile::FsyncWaits() const {
+bool SpoolFile::FsyncWaits() {
   MutexLock l(&mu_);
+  CatchUpLocked();
   return state_ == State::kQueued || state_ == State::kFailed;
+}
+
+uint64_t SpoolFile::size_now() const {
+  if (kernel_written_atomic_.load()) {
+    struct stat st;
+    if (fstat(fd_, &st) == 0) return static_cast<uint64_t>(st.st_size);
+  }
+  return size_atomic_.load();
+}
+
+bool SpoolFile::KernelMayWrite() const {
+  MutexLock l(&mu_);
+  return !replaces_ && state_ != State::kFailed && state_ != State::kDiscarded;
+}
+
+void SpoolFile::KernelWrites() {
+  MutexLock l(&mu_);
+  if (kernel_written_) return;
+  kernel_written_ = true;
+  kernel_written_atomic_.store(true);
+  early_.reset();  // parts go out at the commit: the daemon no longer sees the writes
+  spool_crc_.Invalidate();
+  SeenLocked();
+}
+
+void SpoolFile::SeenLocked() {
+  struct stat st;
+  if (kernel_written_ && fstat(fd_, &st) == 0) seen_mtime_ = st.st_mtim;
+}
+
+void SpoolFile::CatchUpLocked() {
+  if (!kernel_written_ || state_ == State::kFailed || state_ == State::kDiscarded) return;
+  struct stat st;
+  if (fstat(fd_, &st) != 0) return;
+  const auto size = static_cast<uint64_t>(st.st_size);
+  const bool changed = size != size_ || st.st_mtim.tv_sec != seen_mtime_.tv_sec ||
+                       st.st_mtim.tv_nsec != seen_mtime_.tv_nsec;
+  if (!changed) return;
+  // Written by the kernel since last seen: a new version of the bytes, as after Write().
+  seen_mtime_ = st.st_mtim;
+  SetSizeLocked(size);
+  spool_crc_.Invalidate();
+  DirtyLocked();
 }
 
 void SpoolFile::SetSizeLocked(uint64_t s) {
@@ -136,6 +183,7 @@ SpoolFile::Outcome SpoolFile::Release(bool writer) {
     }
   }
   MutexLock l(&mu_);
+  CatchUpLocked();
   Outcome out;
   if (writer && state_ == State::kDirty && !temp_) {
     // Normally a flush committed already; this covers bytes written after the last one.
@@ -181,6 +229,7 @@ void SpoolFile::MaybeAdoptLocked() {
   // object of that name, which may differ from this spool.
   if (state_ == State::kCommitted && created_object_ && uploaded_ && !adopted_ && !temp_) {
     adopted_ = deps_.reader->AdoptWritten(place_.key, *uploaded_, spool_path_, SpoolCrcLocked());
+    SeenLocked();  // the cache's own changes are not a write
   }
 }
 
@@ -200,6 +249,11 @@ Status SpoolFile::CheckWholeLocked(uint64_t size, const Place& place) const {
   // An empty file is a valid file (touch, marker files, NIXL's pool files): never a partial
   // chunk, since no engine writes empty chunks.
   if (size == 0) return Status::OK();
+  if (size > deps_.options->max_chunk_bytes) {  // the kernel's writes are not checked as they come
+    return Status::ResourceExhausted("rejected '" + display + "': " + std::to_string(size) +
+                                     " bytes is more than max_chunk_bytes (" +
+                                     std::to_string(deps_.options->max_chunk_bytes) + ")");
+  }
   const auto& sizes = deps_.options->chunk_sizes;
   bool whole = sizes.empty() || std::find(sizes.begin(), sizes.end(), size) != sizes.end();
   if (whole && sizes.empty() && deps_.learnt_sizes != nullptr) {
@@ -220,6 +274,22 @@ Status SpoolFile::CheckWholeLocked(uint64_t size, const Place& place) const {
                                  " bytes is not a whole chunk (chunk sizes: " + allowed + ")");
 }
 
+Status SpoolFile::CheckKernelWritesLocked() const {
+  if (!kernel_written_) return Status::OK();
+  // After a failed write the spool's file system has no room left (tmpfs fills to the page; the
+  // daemon writes as root, so reserved blocks count): less than this left means one may have
+  // failed.
+  constexpr uint64_t kFullBelow = 1ull << 20;
+  struct statvfs vfs;
+  if (fstatvfs(fd_, &vfs) == 0 && static_cast<uint64_t>(vfs.f_bfree) * vfs.f_frsize < kFullBelow) {
+    return Status::FromErrno(ENOSPC,
+                             "not publishing '" + place_.display +
+                                 "': the spool's file system is full, so a write the "
+                                 "kernel made into it (passthrough_writes) may have failed");
+  }
+  return Status::OK();
+}
+
 SpoolFile::Outcome SpoolFile::Commit(bool wait) {
   MutexLock l(&mu_);
   temp_orphaned_ = false;  // a live close: the temp file's writer (or a holder) is alive
@@ -227,6 +297,7 @@ SpoolFile::Outcome SpoolFile::Commit(bool wait) {
 }
 
 SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
+  CatchUpLocked();
   Outcome out;
   if (state_ == State::kFailed) {
     out.status = failure_;
@@ -238,6 +309,7 @@ SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
       state_ == State::kDirty || state_ == State::kAbandoned || (wait && state_ == State::kQueued);
   if (!pending || temp_) return out;
   Status st = CheckWholeLocked(size_, place_);
+  if (st.ok()) st = CheckKernelWritesLocked();
   if (!st.ok()) return FailLocked(std::move(st));
   if (!wait) {
     // Write-back: the chunk is whole; the name shows it on this node from here on.
@@ -269,6 +341,7 @@ SpoolFile::Outcome SpoolFile::UploadLocked() {
 
 SpoolFile::Outcome SpoolFile::UploadQueued() {
   MutexLock l(&mu_);
+  CatchUpLocked();  // written again since it was accepted: not this version's upload
   Outcome out;
   if (state_ != State::kQueued || temp_) return out;
   out = UploadLocked();
@@ -315,6 +388,7 @@ SpoolFile::Outcome SpoolFile::FailLocked(Status st) {
 
 SpoolFile::Outcome SpoolFile::Abandon(pid_t pid) {
   MutexLock l(&mu_);
+  CatchUpLocked();
   Outcome out;
   if (temp_ && state_ != State::kFailed && state_ != State::kDiscarded) {
     temp_orphaned_ = true;  // the last Release decides: a live close may still come
@@ -347,6 +421,7 @@ bool SpoolFile::Discard() {
 
 SpoolFile::Outcome SpoolFile::LinkTo(const Place& dst) {
   MutexLock l(&mu_);
+  CatchUpLocked();
   Outcome out;
   if (state_ == State::kFailed || state_ == State::kDiscarded) {
     out.kind = Outcome::kRejected;
@@ -373,6 +448,7 @@ SpoolFile::Outcome SpoolFile::LinkTo(const Place& dst) {
 SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace, bool wait,
                                        std::shared_ptr<SpoolFile>* replaced) {
   MutexLock l(&mu_);
+  CatchUpLocked();
   Outcome out;
   if (state_ == State::kFailed) {
     out.status = failure_;
@@ -382,6 +458,7 @@ SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace
     // Write-back: a whole chunk is renamed at once and uploaded under the final name after.
     early_.reset();  // parts sent under the old name
     Status st = CheckWholeLocked(size_, dst);
+    if (st.ok()) st = CheckKernelWritesLocked();
     if (!st.ok()) {
       out.kind = Outcome::kRejected;
       out.status = std::move(st);
@@ -396,6 +473,7 @@ SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace
     // failure the source stays as it was (POSIX: a failed rename changes nothing).
     early_.reset();  // parts sent under the old name
     Status st = CheckWholeLocked(size_, dst);
+    if (st.ok()) st = CheckKernelWritesLocked();
     if (st.ok()) {
       auto up = deps_.uploader->Upload(dst.key, fd_, size_, dst.display, no_replace,
                                        /*early=*/nullptr, SpoolCrcLocked());
@@ -439,6 +517,7 @@ SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace
 Result<uint64_t> SpoolFile::Write(uint64_t offset, const char* data, uint64_t n) {
   const FsOptions& o = *deps_.options;
   MutexLock l(&mu_);
+  CatchUpLocked();
   if (offset > o.max_chunk_bytes || n > o.max_chunk_bytes - offset) {
     return Status::ResourceExhausted("write past max_chunk_bytes (" +
                                      std::to_string(o.max_chunk_bytes) + ") in '" + place_.display +
@@ -455,7 +534,9 @@ Result<uint64_t> SpoolFile::Write(uint64_t offset, const char* data, uint64_t n)
   spool_crc_.Add(offset, data, n);  // while the bytes are in the CPU cache
   if (offset + n > size_) SetSizeLocked(offset + n);
   DirtyLocked();
-  if (o.upload_while_writing && !temp_ && !replaces_ && state_ == State::kDirty) {
+  SeenLocked();
+  if (o.upload_while_writing && !temp_ && !replaces_ && !kernel_written_ &&
+      state_ == State::kDirty) {
     if (!early_) {
       early_ = std::make_unique<EarlyUpload>(deps_.store, place_.key, fd_, o.multipart_part_size,
                                              o.upload_parallelism, deps_.uploader->aborts());
@@ -467,6 +548,7 @@ Result<uint64_t> SpoolFile::Write(uint64_t offset, const char* data, uint64_t n)
 
 Status SpoolFile::Truncate(uint64_t new_size) {
   MutexLock l(&mu_);
+  CatchUpLocked();
   if (new_size > deps_.options->max_chunk_bytes) {
     return Status::ResourceExhausted("truncate past max_chunk_bytes in '" + place_.display + "'");
   }
@@ -483,6 +565,7 @@ Status SpoolFile::Truncate(uint64_t new_size) {
   }
   SetSizeLocked(new_size);
   DirtyLocked();
+  SeenLocked();
   return Status::OK();
 }
 

@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -43,6 +44,7 @@
 #include "fs/chunk_size_learner.h"
 #include "fs/early_upload.h"
 #include "fs/fs_options.h"
+#include "fs/fs_types.h"
 #include "fs/read/chunk_reader.h"
 #include "fs/spool_files.h"
 #include "fs/uploader.h"
@@ -111,7 +113,8 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   SpoolFile& operator=(const SpoolFile&) = delete;
 
   // --- Observers that never wait for an upload ---
-  uint64_t size_now() const { return size_atomic_.load(); }
+  // The kernel's writes (passthrough_writes) are not seen: their size is read from the spool.
+  uint64_t size_now() const;
   int64_t mtime_sec() const { return mtime_sec_; }
   bool temp_now() const { return temp_atomic_.load(); }
   // Whether these bytes are what the file's name shows on this node (kCommitted, or kQueued: a
@@ -137,10 +140,25 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // A file that failed or was dropped: a new open of its name starts a new SpoolFile.
   bool Ended() const EXCLUDES(mu_);
   // Whether a Commit now would upload something (dirty, not a temp file).
-  bool WouldPublish() const EXCLUDES(mu_);
+  bool WouldPublish() EXCLUDES(mu_);
   // kQueued (a waiting Commit uploads it now) or kFailed (Commit reports why): what fsync()
   // waits for on any descriptor of the file.
-  bool FsyncWaits() const EXCLUDES(mu_);
+  bool FsyncWaits() EXCLUDES(mu_);
+
+  // --- Writes by the kernel (passthrough_writes) ---
+  // Whether the kernel may write this file's spool for an open: a new version (not started from
+  // the object's bytes, which are sent only if changed), not failed or dropped.
+  bool KernelMayWrite() const EXCLUDES(mu_);
+  // An open of it was granted as a passthrough write: from now on its bytes and size may change
+  // without Write(), so every transition first reads the spool's size and time (CatchUpLocked),
+  // the checksum is computed from the spool, and no parts are sent while it is written.
+  void KernelWrites() EXCLUDES(mu_);
+  // Kernel-written and open: the inode's opens all use this spool (a new version is refused).
+  bool KernelHeld() const { return kernel_written_atomic_.load() && handles_.load() > 0; }
+  // The spool, as the kernel's backing file of such opens, and the name that tells opens of this
+  // spool from opens of anything else (PassthroughTable's version).
+  int spool_fd() const { return fd_; }
+  std::string backing_version() const { return kSpoolVersionPrefix + spool_path_; }
 
   // --- Handles ---
   // One more handle (open of this file). A writer with `truncate` empties it. Fails with the
@@ -207,9 +225,18 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // Hands a publication or a drop to Deps::record (the lock held: see there); returns `out`.
   Outcome RecordLocked(Outcome out) REQUIRES(mu_);
   void DirtyLocked() REQUIRES(mu_);
+  // Kernel-written files: takes the spool's size, and marks the file dirty if the spool changed
+  // since last seen (its size or modification time: the kernel's writes update both).
+  void CatchUpLocked() REQUIRES(mu_);
+  // Remembers the spool's modification time as seen (after the daemon's own changes to it).
+  void SeenLocked() REQUIRES(mu_);
   void SetSizeLocked(uint64_t s) REQUIRES(mu_);
   // The whole-chunk rule (chunk_sizes).
   Status CheckWholeLocked(uint64_t size, const Place& place) const REQUIRES(mu_);
+  // Kernel-written files: a write the kernel failed is not seen here, only its trace - a full
+  // spool disk (ENOSPC is the failure a spool meets) - which fails the file as a failed Write()
+  // would.
+  Status CheckKernelWritesLocked() const REQUIRES(mu_);
   // The last handle went away in kCommitted: hand the spool to the reader if the object holds
   // these very bytes.
   void MaybeAdoptLocked() REQUIRES(mu_);
@@ -226,6 +253,7 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   std::atomic<bool> queued_atomic_{false};
   std::atomic<pid_t> owner_{0};
   std::atomic<pid_t> creator_{0};
+  std::atomic<bool> kernel_written_atomic_{false};
 
   mutable Mutex mu_;
   Place place_ GUARDED_BY(mu_);
@@ -253,6 +281,9 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   bool over_object_ GUARDED_BY(mu_) = false;
   // A temp file whose last close came from a dying process: discarded at its last Release.
   bool temp_orphaned_ GUARDED_BY(mu_) = false;
+  // The kernel writes the spool (KernelWrites), and the spool's modification time last seen.
+  bool kernel_written_ GUARDED_BY(mu_) = false;
+  struct timespec seen_mtime_ GUARDED_BY(mu_) {};
   // Parts sent while the file is still being written; null when off or done.
   std::unique_ptr<EarlyUpload> early_ GUARDED_BY(mu_);
 };

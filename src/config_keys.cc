@@ -203,6 +203,8 @@ std::vector<ConfigKey> BuildTable() {
       "page_cache", [](KvfsConfig & c) -> auto& { return c.fs.page_cache; }));
   t.push_back(BoolKey(
       "passthrough", [](KvfsConfig & c) -> auto& { return c.fs.passthrough; }));
+  t.push_back(BoolKey(
+      "passthrough_writes", [](KvfsConfig & c) -> auto& { return c.fs.passthrough_writes; }));
   t.push_back(SizeKey(
       "statfs_size", [](KvfsConfig & c) -> auto& { return c.fs.statfs_total_bytes; }, 0, kMaxSize));
   t.push_back(BoolKey(

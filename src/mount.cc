@@ -92,6 +92,7 @@ StatGroups GroupsOf(const CachedReader* reader, ChunkCache* cache, ObjectStore* 
                fs->LookupStatsNow(),
                feed ? feed->Stats() : FeedStats{},
                fs->WriteBackStatsNow(),
+               fs->WriteStatsNow(),
                std::nullopt};
   if (tier != nullptr) g.tier = tier->Stats();
   return g;

@@ -23,6 +23,7 @@ struct StatField {
 #define KVFS_FEED_FIELD(field, name, kind) {name, StatKind::kind, &FeedStats::field},
 #define KVFS_WRITE_BACK_FIELD(field, name, kind) {name, StatKind::kind, &WriteBackStats::field},
 #define KVFS_TIER_FIELD(field, name, kind) {name, StatKind::kind, &TierStats::field},
+#define KVFS_WRITE_FIELD(field, name, kind) {name, StatKind::kind, &WriteStats::field},
 constexpr StatField<ReaderStats> kReaderFields[] = {KVFS_READER_STATS(KVFS_READER_FIELD)};
 constexpr StatField<CacheStats> kCacheFields[] = {KVFS_CACHE_STATS(KVFS_CACHE_FIELD)};
 constexpr StatField<StoreStats> kStoreFields[] = {KVFS_STORE_STATS(KVFS_STORE_FIELD)};
@@ -31,6 +32,7 @@ constexpr StatField<FeedStats> kFeedFields[] = {KVFS_FEED_STATS(KVFS_FEED_FIELD)
 constexpr StatField<WriteBackStats> kWriteBackFields[] = {
     KVFS_WRITE_BACK_STATS(KVFS_WRITE_BACK_FIELD)};
 constexpr StatField<TierStats> kTierFields[] = {KVFS_TIER_STATS(KVFS_TIER_FIELD)};
+constexpr StatField<WriteStats> kWriteFields[] = {KVFS_WRITE_STATS(KVFS_WRITE_FIELD)};
 #undef KVFS_READER_FIELD
 #undef KVFS_CACHE_FIELD
 #undef KVFS_STORE_FIELD
@@ -38,6 +40,7 @@ constexpr StatField<TierStats> kTierFields[] = {KVFS_TIER_STATS(KVFS_TIER_FIELD)
 #undef KVFS_FEED_FIELD
 #undef KVFS_WRITE_BACK_FIELD
 #undef KVFS_TIER_FIELD
+#undef KVFS_WRITE_FIELD
 
 template <typename Stats, size_t N>
 void AppendRows(const Stats& stats, const StatField<Stats> (&fields)[N],
@@ -57,6 +60,7 @@ std::vector<StatRow> StatRows(const StatGroups& g) {
   AppendRows(g.store, kStoreFields, &rows);
   AppendRows(g.lookups, kLookupFields, &rows);
   AppendRows(g.feed, kFeedFields, &rows);
+  AppendRows(g.writes, kWriteFields, &rows);
   AppendRows(g.write_back, kWriteBackFields, &rows);
   if (g.tier) AppendRows(*g.tier, kTierFields, &rows);
   return rows;

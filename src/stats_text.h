@@ -16,6 +16,7 @@
 #include "fs/lookup_stats.h"
 #include "fs/read/cached_reader.h"
 #include "fs/write_back_stats.h"
+#include "fs/write_stats.h"
 #include "objstore/object_store.h"
 #include "tier/tier_stats.h"
 
@@ -29,6 +30,7 @@ struct StatGroups {
   LookupStats lookups;
   FeedStats feed;
   WriteBackStats write_back;
+  WriteStats writes;
   std::optional<TierStats> tier;  // with a bounded tier only
 };
 

@@ -80,7 +80,10 @@ void PassthroughTable::Enable() {
 bool PassthroughTable::Busy(uint64_t ino) const {
   MutexLock l(&mu_);
   auto it = inodes_.find(ino);
-  return it != inodes_.end() && it->second.passthrough > 0;
+  // A spool's opens (passthrough_writes) may be joined by a writer of that spool: the filesystem
+  // refuses a new version itself (EBUSY), and Open() any other backing.
+  return it != inodes_.end() && it->second.passthrough > 0 &&
+         it->second.version.rfind(kSpoolVersionPrefix, 0) != 0;
 }
 
 bool PassthroughTable::enabled() const {

@@ -31,6 +31,7 @@
 #include <unordered_map>
 
 #include "base/mutex.h"
+#include "fs/fs_types.h"
 
 namespace kvfs {
 
@@ -57,8 +58,9 @@ class PassthroughTable {
   // (FUSE_DEV_IOC_BACKING_CLOSE) when this was the inode's last passthrough open, else 0.
   int32_t Release(uint64_t fh) EXCLUDES(mu_);
 
-  // Whether `ino` has passthrough opens: an open for writing is refused (EBUSY) before the
-  // filesystem starts a new version of it.
+  // Whether `ino` has passthrough opens of a cache entry: an open for writing is refused (EBUSY)
+  // before the filesystem starts a new version of it. Opens of a spool being written by the kernel
+  // (versions starting with kSpoolVersionPrefix, fs/fs_types.h) are not: a writer may join them.
   bool Busy(uint64_t ino) const EXCLUDES(mu_);
 
   bool enabled() const EXCLUDES(mu_);

@@ -241,6 +241,7 @@ class Daemon:
 
         o = dict(store.opts)
         o["cache_dir"] = cache
+        o.update(ctx.extra_opts)  # a test's --opt: the same checks at a tuned setting
         o.update(opts or {})
         cmd = [ctx.kvfs, store.source, mnt] + list(args)
         cmd += ["-o", ",".join("%s=%s" % kv for kv in o.items())]
@@ -311,6 +312,7 @@ class Daemon:
 class Ctx:
     def __init__(self, kvfs, backend, work):
         self.kvfs, self.backend, self.work = kvfs, backend, work
+        self.extra_opts = {}
         self.daemons = []
         self.stores = []
 
@@ -785,6 +787,31 @@ def case_disk_full(ctx):
         text = open(log_path).read()
         assert "fuse: write inode" in text and "ENOSPC" in text, "failed write not logged"
         ok("the failed write reply is logged with its errno")
+        assert "new.pt" not in store.objects(), "the chunk whose write failed was published"
+        ok("the chunk whose write failed is not in the store")
+        # passthrough_writes (tuned): the kernel's failed write is not seen by the daemon; the
+        # full spool disk at the close is, and the chunk is refused with ENOSPC.
+        shutil.rmtree(disk + "/cache", ignore_errors=True)
+        log_path = ctx.path("kvfs-full-ptw.log")
+        o["passthrough_writes"] = "true"
+        cmd = [ctx.kvfs, store.source, mnt, "-f", "-o", ",".join("%s=%s" % kv for kv in o.items())]
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(cmd, env=dict(os.environ, **store.env), stdout=log,
+                                    stderr=subprocess.STDOUT)
+        deadline = time.time() + STEP_TIMEOUT
+        while not mounted(mnt):
+            assert proc.poll() is None, "kvfs -f exited %s" % proc.returncode
+            assert time.time() < deadline, "kvfs -f did not mount"
+            time.sleep(0.05)
+        fd = os.open(os.path.join(mnt, "new2.pt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        expect_errno(fill, errno.ENOSPC, "passthrough_writes: write of 16 MiB into the 4 MiB spool")
+        expect_errno(lambda: os.close(fd), errno.ENOSPC, "passthrough_writes: close after it")
+        subprocess.run(["fusermount3", "-u", mnt], check=True, timeout=STEP_TIMEOUT)
+        proc.wait(timeout=STEP_TIMEOUT)
+        text = open(log_path).read()
+        assert "spool's file system is full" in text, "refusal not logged: %r" % text[-2000:]
+        assert "new2.pt" not in store.objects(), "passthrough_writes: a failed chunk published"
+        ok("passthrough_writes: close is ENOSPC, logged, nothing published")
     finally:
         if proc is not None and proc.poll() is None:
             subprocess.run(["fusermount3", "-uz", mnt], capture_output=True)

@@ -57,6 +57,11 @@ def run_checks(name, args, run, work_prefix):
     dt.require(s3=args.backend == "s3")
     t0 = time.time()
     ctx = dt.Ctx(os.path.abspath(args.kvfs), args.backend, tempfile.mkdtemp(prefix=work_prefix))
+    # --opt K=V: every mount of the test also gets it (a CI leg at a setting other than the
+    # default; its test name says which).
+    ctx.extra_opts = dict(kv.split("=", 1) for kv in getattr(args, "opt", None) or [])
+    if ctx.extra_opts:
+        name += " [%s]" % ",".join("%s=%s" % kv for kv in ctx.extra_opts.items())
     checks = Checks()
     try:
         run(ctx, checks)
@@ -79,6 +84,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kvfs", required=True)
     ap.add_argument("--backend", choices=["dir", "s3"], default="s3")
+    ap.add_argument("--opt", action="append", metavar="K=V", help="a setting for every mount")
     args = ap.parse_args()
     return run_checks("engines_two_mounts_replay", args, run, "kvfs-engines-")
 

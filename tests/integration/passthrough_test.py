@@ -146,7 +146,65 @@ def case_off(ctx):
     a.unmount()
 
 
-CASES = [("hits", case_hits), ("rules", case_rules), ("off", case_off)]
+def case_writes(ctx):
+    """passthrough_writes (tuned: off by default): the kernel writes the spool - no write request
+    reaches the daemon - and what is published is exactly the bytes, buffered and O_DIRECT; the
+    writer reads its own bytes; a second version of a name being written is EBUSY; a chunk past
+    max_chunk_bytes is refused at close (EFBIG). At the defaults the daemon serves the writes."""
+    have = built_with_passthrough(ctx)
+    store = ctx.store()
+    d = Daemon(ctx, store, ctx.path("d"), ctx.path("cache-d"), name="defaults")
+    data = chunk("ptw-default", 3 * MIB + 11)
+    write_chunk(d.mnt, "d.pt", data)
+    s = d.stats()
+    assert s["kvfs_write_passthrough_opens"] == 0 and s["kvfs_write_bytes_served"] == len(data), s
+    ok("defaults: the daemon served the %d bytes written" % len(data))
+    d.unmount()
+    a = Daemon(ctx, store, ctx.path("a"), ctx.path("cache-a"),
+               opts={"passthrough_writes": "true", "max_chunk_bytes": "16MiB"}, name="ptw")
+    data = chunk("ptw-buffered", 5 * MIB + 7)
+    p = os.path.join(a.mnt, "w.pt")
+    with open(p, "wb") as f:
+        f.write(data[:MIB])
+        assert os.fstat(f.fileno()).st_size == MIB, "fstat while written"
+        with open(p, "rb") as r:  # the writer reads its own bytes (the same backing spool)
+            assert r.read() == data[:MIB], "the writer's own read"
+        if have:
+            try:
+                open(p, "wb")  # another version of the name
+                raise AssertionError("a second version of a name the kernel is writing")
+            except OSError as e:
+                assert e.errno == errno.EBUSY, "second version: %s" % e
+        f.write(data[MIB:])
+    assert store.objects().get("w.pt") == (len(data), sha(data)), "published bytes differ"
+    fd = os.open(os.path.join(a.mnt, "direct.pt"), os.O_CREAT | os.O_WRONLY | os.O_TRUNC |
+                 os.O_DIRECT, 0o644)
+    buf = mmap.mmap(-1, 4 * MIB)  # page-aligned for O_DIRECT
+    direct = chunk("ptw-direct", 4 * MIB)
+    buf.write(direct)
+    assert os.write(fd, buf) == 4 * MIB
+    os.close(fd)
+    assert store.objects().get("direct.pt") == (len(direct), sha(direct)), "O_DIRECT: bytes"
+    s = a.stats()
+    if have:
+        assert s["kvfs_write_passthrough_opens"] >= 2, s
+        assert s["kvfs_write_bytes_served"] == 0, s
+        ok("%d passthrough write opens, 0 bytes through the daemon" %
+           s["kvfs_write_passthrough_opens"])
+    big = os.path.join(a.mnt, "big.pt")
+    with open(big, "wb") as f:
+        f.write(b"b" * (17 * MIB))
+        try:
+            f.close()
+            raise AssertionError("17 MiB past max_chunk_bytes 16 MiB was accepted")
+        except OSError as e:
+            assert e.errno == errno.EFBIG, "past max_chunk_bytes: %s" % e
+    assert not os.path.exists(big) and "big.pt" not in store.objects()
+    ok("past max_chunk_bytes: EFBIG at close, nothing published")
+    a.unmount()
+
+
+CASES = [("hits", case_hits), ("rules", case_rules), ("off", case_off), ("writes", case_writes)]
 
 if __name__ == "__main__":
     daemon_test.CASES = CASES

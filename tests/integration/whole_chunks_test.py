@@ -120,6 +120,28 @@ def run(ctx, checks):
     checks.run("fork without exec: the children's closes (explicit, at exit, killed) publish "
                "nothing; the writer's does", fork_without_exec)
 
+    def handed_mid_chunk():
+        p = os.path.join(a.mnt, "handed.bin")
+        fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+        os.write(fd, data[: size // 2])
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the rest comes from the child, after the parent closed its copy
+            os.close(w)
+            os.read(r, 1)
+            os.write(fd, data[size // 2:])
+            os._exit(0)
+        os.close(r)
+        os.close(fd)
+        assert "handed.bin" not in stored(store), "half a chunk published by the parent's close"
+        os.write(w, b"g")
+        os.close(w)
+        _, st = os.waitpid(pid, 0)
+        assert st == 0, "child status %#x" % st
+        wait_for(lambda: stored(store).get("handed.bin") == size, "the whole chunk in the store")
+    checks.run("a descriptor handed to a child mid-chunk: the parent's close publishes nothing; "
+               "the child's, after the rest, the whole chunk", handed_mid_chunk)
+
     def dup_then_close():
         p = os.path.join(a.mnt, "dup.bin")
         fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
@@ -375,6 +397,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kvfs", required=True)
     ap.add_argument("--backend", choices=["dir", "s3"], default="s3")
+    ap.add_argument("--opt", action="append", metavar="K=V", help="a setting for every mount")
     args = ap.parse_args()
     return run_checks("whole_chunks_test", args, run, "kvfs-whole-")
 
