@@ -236,6 +236,9 @@ void SpoolFile::MaybeAdoptLocked() {
 std::optional<uint32_t> SpoolFile::SpoolCrcLocked() const {
   uint32_t crc;
   if (spool_crc_.CrcOf(size_, &crc)) return crc;
+  // Not folded from the writes (the kernel wrote the spool, or it was rewritten): the upload
+  // computed it from these very bytes (uploaded_ is reset by any change since).
+  if (state_ == State::kCommitted && created_object_ && uploaded_) return uploaded_->crc32c;
   return std::nullopt;
 }
 

@@ -71,7 +71,8 @@ TEST_F(DyingWriterTest, ATempFileOfAKilledWriterGoesAtItsLastRelease) {
   fs_->set_process_probe({.exiting = [](pid_t pid) { return pid == kDying; },
                           .killed = [](pid_t) { return true; },
                           .thread_group = [](pid_t pid) { return pid; },
-                          .holds_writer = nullptr});
+                          .holds_writer = nullptr,
+                          .child_holding = nullptr});
   auto spool_files = [this] {
     size_t n = 0;
     for (const auto& e : std::filesystem::directory_iterator(spool_)) n += e.is_regular_file();
