@@ -1078,10 +1078,12 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
     if (path.ok() && !path->empty() && probe_.holds_writer(owner, h->ino, path->back())) {
       return Status::OK();
     }
-    // A process the descriptor was handed to (a forked child) still holds it and may write the
-    // rest - unseen while the kernel writes the spool (passthrough_writes), or not yet started:
-    // its close, or the last release, publishes.
-    if (path.ok() && !path->empty() && probe_.child_holding) {
+    // The kernel writes the spool (passthrough_writes), so a process the descriptor was handed
+    // to (a forked child) is never seen writing and never becomes the owner: while one still
+    // holds it, its close (or the last release) publishes. Daemon-served writes need no such
+    // walk - a child that writes becomes the owner - and are spared its cost and its one risk:
+    // a forked child that holds the descriptor without writing delays the publication.
+    if (path.ok() && !path->empty() && lf.kernel_written() && probe_.child_holding) {
       if (const pid_t child = probe_.child_holding(owner, h->ino, path->back())) {
         lf.set_owner(child);
         return Status::OK();

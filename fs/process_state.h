@@ -54,8 +54,8 @@ bool HoldsWritableFd(pid_t tgid, uint64_t ino, std::string_view name);
 
 // A descendant of process `tgid` (children, their children; at most 64 looked at) that holds a
 // descriptor open for writing on (ino, name), or 0: the descriptor was handed to it (fork), so
-// the writer's close is not the last one and the rest of the chunk may still come from there -
-// written later, or unseen while the kernel writes the spool (passthrough_writes).
+// the opener's close is not the last one and the rest of the chunk may still come from there,
+// unseen while the kernel writes the spool (passthrough_writes).
 pid_t DescendantHoldingWritableFd(pid_t tgid, uint64_t ino, std::string_view name);
 
 // Whether /proc shows this process as itself (the daemon and /proc share a pid namespace). If not,

@@ -153,6 +153,7 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // without Write(), so every transition first reads the spool's size and time (CatchUpLocked),
   // the checksum is computed from the spool, and no parts are sent while it is written.
   void KernelWrites() EXCLUDES(mu_);
+  bool kernel_written() const { return kernel_written_atomic_.load(); }
   // Kernel-written and open: the inode's opens all use this spool (a new version is refused).
   bool KernelHeld() const { return kernel_written_atomic_.load() && handles_.load() > 0; }
   // The spool, as the kernel's backing file of such opens, and the name that tells opens of this
