@@ -88,10 +88,11 @@ struct FsOptions {
   bool passthrough = true;
   // Also let the kernel write new chunks into their spool files (FUSE passthrough writes): the
   // engine's write()s, O_DIRECT or not, go to the spool without a request, copy or thread of the
-  // daemon, which sees the open, flush and release and takes the size from the spool. Off by
-  // default: the daemon then cannot see a write the kernel failed (ENOSPC, EIO of the spool
-  // disk), nor which process wrote (the opener's close publishes), nor send parts while the
-  // chunk is written (docs/write-path.md, "Passthrough writes", says what each becomes).
+  // daemon, which sees the open, flush and release and takes the size from the spool. The daemon
+  // then cannot see a write the kernel failed (ENOSPC, EIO of the spool disk), nor which process
+  // wrote, nor send parts while the chunk is written (docs/write-path.md, "Passthrough writes",
+  // says what each becomes). Off by default: measured slower under LMCache's concurrent stores
+  // (bench/ANALYSIS.md).
   bool passthrough_writes = false;
   // fnmatch(3) patterns of names kept local (never uploaded under that name, and never looked up
   // in the store: a lookup of such a name with no local file is a miss without a request);
