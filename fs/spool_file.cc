@@ -249,6 +249,8 @@ std::optional<uint32_t> SpoolFile::SpoolCrcLocked() const {
 
 Status SpoolFile::CheckWholeLocked(uint64_t size, const Place& place) const {
   const std::string& display = place.display;
+  // Before anything else: a kernel write that may have failed makes any size suspect.
+  KVFS_RETURN_IF_ERROR(CheckKernelWritesLocked());
   // An empty file is a valid file (touch, marker files, NIXL's pool files): never a partial
   // chunk, since no engine writes empty chunks.
   if (size == 0) return Status::OK();
@@ -312,7 +314,6 @@ SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
       state_ == State::kDirty || state_ == State::kAbandoned || (wait && state_ == State::kQueued);
   if (!pending || temp_) return out;
   Status st = CheckWholeLocked(size_, place_);
-  if (st.ok()) st = CheckKernelWritesLocked();
   if (!st.ok()) return FailLocked(std::move(st));
   if (!wait) {
     // Write-back: the chunk is whole; the name shows it on this node from here on.
@@ -461,7 +462,6 @@ SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace
     // Write-back: a whole chunk is renamed at once and uploaded under the final name after.
     early_.reset();  // parts sent under the old name
     Status st = CheckWholeLocked(size_, dst);
-    if (st.ok()) st = CheckKernelWritesLocked();
     if (!st.ok()) {
       out.kind = Outcome::kRejected;
       out.status = std::move(st);
@@ -476,7 +476,6 @@ SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace
     // failure the source stays as it was (POSIX: a failed rename changes nothing).
     early_.reset();  // parts sent under the old name
     Status st = CheckWholeLocked(size_, dst);
-    if (st.ok()) st = CheckKernelWritesLocked();
     if (st.ok()) {
       auto up = deps_.uploader->Upload(dst.key, fd_, size_, dst.display, no_replace,
                                        /*early=*/nullptr, SpoolCrcLocked());

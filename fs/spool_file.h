@@ -232,7 +232,8 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // Remembers the spool's modification time as seen (after the daemon's own changes to it).
   void SeenLocked() REQUIRES(mu_);
   void SetSizeLocked(uint64_t s) REQUIRES(mu_);
-  // The whole-chunk rule (chunk_sizes).
+  // The whole-chunk rule (chunk_sizes, max_chunk_bytes), after CheckKernelWritesLocked: every
+  // publication (commit, rename, link) passes here.
   Status CheckWholeLocked(uint64_t size, const Place& place) const REQUIRES(mu_);
   // Kernel-written files: a write the kernel failed is not seen here, only its trace - a full
   // spool disk (ENOSPC is the failure a spool meets) - which fails the file as a failed Write()
