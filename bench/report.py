@@ -18,6 +18,7 @@ from collections import defaultdict
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ORDER = ["kvfs", "kvfs-tier", "s3fs", "rclone-off", "rclone-full", "raw-s3", "tmpfs"]
 LIMITS = {"raw-s3", "tmpfs"}
+DEFAULT_SIZES = "2,8,32,64"  # bench/run.sh --sizes: anything else is not a full run
 THROUGHPUT = [("write", "write"), ("write_odirect", "write O_DIRECT"),
               ("read_cold", "cold read"), ("read_cold_odirect", "cold read O_DIRECT"),
               ("read_warm", "warm read"), ("read_warm_odirect", "warm read O_DIRECT"),
@@ -175,8 +176,8 @@ def markdown(t, meta, fleet=(), run_dir=None):
     elif run_dir:
         out.append("")
     partial = []
-    if meta and meta.get("sizes_mib") != "8,32,64":
-        partial.append(f"sizes {meta.get('sizes_mib')} MiB instead of 8,32,64")
+    if meta and meta.get("sizes_mib") != DEFAULT_SIZES:
+        partial.append(f"sizes {meta.get('sizes_mib')} MiB instead of {DEFAULT_SIZES}")
     if meta and int(meta.get("reps", 3)) < 3:
         partial.append(f"{meta.get('reps')} repetition(s)")
     if "kvfs" not in t.systems:
@@ -475,6 +476,9 @@ def main():
     ap.add_argument("--md", default="-")
     ap.add_argument("--png")
     ap.add_argument("--fleet", help="bench/fleet_bench.py rows (JSON lines)")
+    ap.add_argument("--append", action="append", default=[],
+                    help="a Markdown report of another step of the run (bench/lmcache_s3_vs_fs.py"
+                    " --out), appended as a section of its own")
     a = ap.parse_args()
     t = Table(load(a.results))
     meta = json.load(open(a.meta)) if a.meta and os.path.exists(a.meta) else {}
@@ -482,6 +486,11 @@ def main():
     md = markdown(t, meta, fleet, checkout_path(os.path.dirname(os.path.abspath(a.results))))
     if a.png and chart(t, a.png):
         md += f"\n![throughput chart]({os.path.basename(a.png)})\n"
+    for path in a.append:
+        # Its own report, one heading level down: it keeps its header (machine, load at its
+        # start, command), since it ran after the rows above, on its own server.
+        with open(path) as f:
+            md += "\n" + "".join("#" + l if l.startswith("#") else l for l in f)
     # The profile-based analysis (where the time goes, what would close the gaps) is kept by hand
     # in bench/ANALYSIS.md. It is linked, not copied: a copy froze in every report and went stale.
     analysis = os.path.join(BENCH, "ANALYSIS.md")

@@ -8,7 +8,7 @@
 #   --ceph-conf FILE      ceph.conf of that server: deleted chunks are garbage-collected after each
 #                         system (set automatically when run.sh starts the server)
 #   --systems LIST        default kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
-#   --sizes LIST          chunk sizes in MiB (default 8,32,64)
+#   --sizes LIST          chunk sizes in MiB (default 2,8,32,64)
 #   --chunks N            chunks per size and thread count, buffered set (default 4)
 #   --odirect-chunks N    chunks in the O_DIRECT set (default 2)
 #   --ttfb-chunks N       cold chunks for time-to-first-byte (default 2)
@@ -29,6 +29,14 @@
 #   --out DIR             results dir (default bench/results/<date>)
 #   --results-md FILE     report file (default bench/RESULTS.md; "-" = no report)
 #   --no-install          do not apt-get install missing peers
+#   --lmcache SHAPES      LMCache 0.5.6's own S3 adapter beside its fs adapter on kvfs after the
+#                         runs (bench/lmcache_s3_vs_fs.py, its own RGW), CHUNKSxMIB each
+#                         (default 16x32,64x8,256x2; none: skip; skipped without the engines'
+#                         venv, tests/engines/venv.sh); its tables are appended to the report
+#   --lmcache-variants L  kvfs variants of that step, NAME=OPT=V[:OPT=V] comma-separated
+#                         (default kvfs=,kvfs-ptw=passthrough_writes=true)
+#   --idle-wait S         wait up to S seconds for the 1-minute load to fall below 0.4 per core
+#                         before the runs and before each LMCache shape (default 600; 0: no wait)
 #   --loopback-gbit N     cap the loopback interface at N Gbit/s for the run (tc tbf on lo,
 #                         removed at exit): the store becomes network-bound, as a remote one
 #                         is, instead of CPU-bound on the same cores. Loopback carries the
@@ -42,8 +50,9 @@ BUILD=${KVFS_BENCH_BUILD_DIR:-$ROOT/build-bench}
 CMDLINE="bench/run.sh $*"
 
 ENDPOINT="" CEPH_CONF="" SYSTEMS=kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
-SIZES=8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
+SIZES=2,8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
 PART_MIB=8 KVFS_BIN="" KVFS_CACHE_SIZE=4294967296 KVFS_YAML="" OUT="" RESULTS_MD=$BENCH/RESULTS.md INSTALL=1
+LMCACHE=16x32,64x8,256x2 LMCACHE_VARIANTS=kvfs=,kvfs-ptw=passthrough_writes=true IDLE_WAIT=600
 LOOPBACK_GBIT="" SHAPED=0 FLEET=yes ENGINES=llmd,llmd022,sglang,gds,mp,vllm,sglang_dio,fastfile,dynamo,dynamo_path ENGINE_PAGES=16
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -68,6 +77,9 @@ while [ $# -gt 0 ]; do
     --results-md) RESULTS_MD=$2; shift ;;
     --no-install) INSTALL=0 ;;
     --loopback-gbit) LOOPBACK_GBIT=$2; shift ;;
+    --lmcache) LMCACHE=$2; shift ;;
+    --lmcache-variants) LMCACHE_VARIANTS=$2; shift ;;
+    --idle-wait) IDLE_WAIT=$2; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -92,6 +104,20 @@ note() {  # note SYSTEM TEXT: a skipped system or other remark, kept in the resu
   say "$1: $2"
   python3 -c 'import json,sys,time; print(json.dumps({"ts": round(time.time(), 3),
     "system": sys.argv[1], "phase": "note", "note": sys.argv[2]}))' "$1" "$2" >>"$RESULTS"
+}
+
+# Benchmarks are taken on an idle machine: a build or another run just before leaves a load that
+# slows the first system measured. Waits (up to --idle-wait s) for the 1-minute load average to
+# fall below 0.4 per core; the load at each start is recorded either way.
+wait_idle() {  # wait_idle WHAT
+  local limit waited=0
+  limit=$(awk -v n="$(nproc)" 'BEGIN{print 0.4 * n}')
+  while [ "$waited" -lt "$IDLE_WAIT" ] &&
+    awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v m="$limit" 'BEGIN{exit !(l >= m)}'; do
+    [ "$waited" = 0 ] && say "$1: waiting for the load ($(cut -d' ' -f1 /proc/loadavg)) to fall below $limit"
+    sleep 5
+    waited=$((waited + 5))
+  done
 }
 
 # --- cleanup: unmount whatever we mounted, stop the server we started ---
@@ -191,6 +217,7 @@ fi
 S3UTIL=(python3 "$BENCH/s3util.py")
 
 # --- 4. what was run, on what ---
+wait_idle "the runs"
 python3 - "$OUT/meta.json" <<EOF
 import json, os, platform, subprocess, sys, time
 def sh(c):
@@ -400,8 +427,35 @@ if [ "$FLEET" = yes ] && [[ " ${RUNNABLE[*]} " == *" kvfs "* ]]; then
     say "fleet_bench reported errors (see $OUT/logs/fleet.log)"
 fi
 
+# LMCache's own S3 client beside its fs adapter on kvfs: the engine's two ways to the same store,
+# one shape after another, each from an idle machine (the script starts its own RGW and mounts).
+APPEND=()
+LMCACHE_PY=/var/cache/kvfs/engines-venv/bin/python
+if [ "$LMCACHE" != none ] && [[ " ${RUNNABLE[*]} " == *" kvfs "* ]]; then
+  if [ ! -x "$LMCACHE_PY" ]; then
+    note lmcache "skipped: no engines venv at $LMCACHE_PY (tests/engines/venv.sh builds it)"
+  else
+    VARIANT_ARGS=()
+    IFS=, read -r -a VARIANTS <<<"$LMCACHE_VARIANTS"
+    for v in "${VARIANTS[@]}"; do VARIANT_ARGS+=(--kvfs-variant "$v"); done
+    IFS=, read -r -a SHAPES <<<"$LMCACHE"
+    for shape in "${SHAPES[@]}"; do
+      n=${shape%x*} mib=${shape#*x}
+      wait_idle "LMCache $shape"
+      say "LMCache s3 vs fs adapters: $n x $mib MiB"
+      if python3 "$BENCH/lmcache_s3_vs_fs.py" --chunks "$n" --chunk-mib "$mib" --reps "$REPS" \
+        --kvfs "$KVFS_BIN" "${VARIANT_ARGS[@]}" --out "$OUT/lmcache-$shape.md" \
+        --json "$OUT/lmcache-$shape.jsonl" >>"$OUT/logs/lmcache-$shape.log" 2>&1; then
+        APPEND+=(--append "$OUT/lmcache-$shape.md")
+      else
+        note lmcache "$shape failed (see $OUT/logs/lmcache-$shape.log)"
+      fi
+    done
+  fi
+fi
+
 # --- 6. report ---
 if [ "$RESULTS_MD" != "-" ]; then
   "$(report_python)" "$BENCH/report.py" --results "$RESULTS" --meta "$OUT/meta.json" --md "$RESULTS_MD" \
-    --fleet "$OUT/fleet.jsonl" --png "${RESULTS_MD%.md}.png" && say "report: $RESULTS_MD"
+    --fleet "$OUT/fleet.jsonl" --png "${RESULTS_MD%.md}.png" "${APPEND[@]}" && say "report: $RESULTS_MD"
 fi
