@@ -191,6 +191,58 @@ TEST(ProcessState, ThreadGroupAndDescriptors) {
   unlink(path);
 }
 
+TEST(ProcessState, ADescendantHoldingTheDescriptor) {
+  // passthrough_writes: the opener's close defers to a descendant that still holds the file
+  // for writing (found through /proc/PID/task/*/children, children of children too).
+  char path[] = "/tmp/kvfs-child-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  struct stat st;
+  ASSERT_EQ(fstat(fd, &st), 0);
+  const std::string name = std::string(path).substr(5);
+  EXPECT_EQ(DescendantHoldingWritableFd(getpid(), st.st_ino, name), 0);  // the opener's own fd
+  int go[2], ready[2];
+  ASSERT_EQ(pipe(go), 0);
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    // The child hands the descriptor on to a grandchild and closes its own copy.
+    const pid_t grandchild = fork();
+    if (grandchild == 0) {
+      char c;
+      (void)!write(ready[1], &grandchild, 1);
+      (void)!read(go[0], &c, 1);  // holds fd until the test says go
+      _exit(0);
+    }
+    close(fd);
+    char c;
+    (void)!read(go[0], &c, 1);
+    waitpid(grandchild, nullptr, 0);
+    _exit(0);
+  }
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  close(fd);
+  // The grandchild holds it; the child, which closed its copy, does not (the child may not have
+  // closed it yet when first looked at).
+  pid_t holder = 0;
+  for (int i = 0; i < 5000; i++) {
+    holder = DescendantHoldingWritableFd(getpid(), st.st_ino, name);
+    if (holder != 0 && holder != child) break;
+    usleep(1000);
+  }
+  EXPECT_NE(holder, 0);
+  EXPECT_NE(holder, child);
+  EXPECT_FALSE(HoldsWritableFd(getpid(), st.st_ino, name));
+  EXPECT_EQ(DescendantHoldingWritableFd(getpid(), st.st_ino, "other-name"), 0);
+  (void)!write(go[1], "gg", 2);
+  waitpid(child, nullptr, 0);
+  EXPECT_EQ(DescendantHoldingWritableFd(getpid(), st.st_ino, name), 0);  // all gone
+  EXPECT_EQ(DescendantHoldingWritableFd(0, st.st_ino, name), 0);
+  for (int p : {go[0], go[1], ready[0], ready[1]}) close(p);
+  unlink(path);
+}
+
 TEST(ProcessState, LiveAndGoneProcesses) {
   EXPECT_TRUE(ProcMatchesOwnPid());
   EXPECT_FALSE(ProcessIsExiting(getpid()));

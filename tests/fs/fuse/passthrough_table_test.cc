@@ -113,5 +113,21 @@ TEST_F(PassthroughTableTest, OffUntilEnabled) {
   EXPECT_EQ(t.Open(7, 1, a_, "v1", false, [](int) { return 1; }).backing_id, 0);
 }
 
+TEST_F(PassthroughTableTest, ASpoolTheKernelWritesMayBeJoinedButNotReplaced) {
+  // passthrough_writes: the writer's open of a new version is a passthrough open of its spool.
+  const std::string spool = std::string(kSpoolVersionPrefix) + dir_ + "/a";
+  ASSERT_EQ(Open(7, 1, a_, spool, false).backing_id, 1);
+  // Not busy: a second writer (or a reader) of that spool may join; the filesystem itself
+  // refuses a new version of the name while the kernel writes it.
+  EXPECT_FALSE(table_.Busy(7));
+  EXPECT_EQ(Open(7, 2, a_, spool, false).backing_id, 1);
+  EXPECT_EQ(registered_, 1);
+  // Any other backing of that inode (a cached version of the chunk) breaks the kernel's rule.
+  EXPECT_TRUE(Open(7, 3, b_, "v1").busy);
+  EXPECT_EQ(table_.Release(1), 0);
+  EXPECT_EQ(table_.Release(2), 1);
+  EXPECT_FALSE(table_.Busy(7));
+}
+
 }  // namespace
 }  // namespace kvfs
