@@ -203,12 +203,15 @@ class Bench:
         res, wall, errs = run_parallel(len(names), threads,
                                        lambda i: self.write_one(names[i], views[i], odirect))
         closes = [r[1] for r in res if r]
+        stores = [r[0] + r[1] for r in res if r]  # open to close returned: what one store costs
         ok = len(closes)
         rec.update(self.cpu.fields(ok * size_mib))
         self.emit(dict(rec, chunks=len(names), bytes=ok * c.size, seconds=round(wall, 6),
                        mib_s=round(ok * size_mib / wall, 2) if wall > 0 else None,
                        close_p50_ms=ms(percentile(closes, 50)),
                        close_p99_ms=ms(percentile(closes, 99)),
+                       store_p50_ms=ms(percentile(stores, 50)),
+                       store_p99_ms=ms(percentile(stores, 99)),
                        errors=len(errs), note=errs[0] if errs else None))
         if not odirect:
             for n in self.names("t", size_mib, threads):  # untimed: cold chunks for ttfb
@@ -218,14 +221,17 @@ class Bench:
                     print(f"kvbench: writing ttfb chunk {n}: {e}", file=sys.stderr)
 
     # --- reads ---
-    def read_one(self, name, buf, odirect):
+    def read_one(self, name, buf, odirect, lat=None):
         p = self.path(name)
+        t0 = time.perf_counter()
         if odirect:
             with os.fdopen(os.open(p, os.O_RDONLY | os.O_DIRECT), "rb", buffering=0) as f:
                 n = f.readinto(buf)
         else:
             with open(p, "rb") as f:
                 n = f.readinto(buf)
+        if lat is not None:
+            lat.append(time.perf_counter() - t0)  # open to last byte (and close): one load
         return n
 
     def phase_read(self, phase, size_mib, threads):
@@ -244,9 +250,10 @@ class Bench:
         c = self.content(size_mib)
         names = self.names("d" if odirect else "b", size_mib, threads)
         bufs = self.buffers(size_mib, len(names))
+        lat = []
         self.cpu.start()
-        res, wall, errs = run_parallel(len(names), threads,
-                                       lambda i: self.read_one(names[i], bufs.mms[i], odirect))
+        res, wall, errs = run_parallel(
+            len(names), threads, lambda i: self.read_one(names[i], bufs.mms[i], odirect, lat))
         cpu = self.cpu.fields(sum(1 for r in res if r == c.size) * size_mib)
         short = sum(1 for r in res if r is not None and r != c.size)
         bad = sum(1 for i, r in enumerate(res)
@@ -255,6 +262,7 @@ class Bench:
         rec.update(cpu)
         self.emit(dict(rec, chunks=len(names), bytes=ok * c.size, seconds=round(wall, 6),
                        mib_s=round(ok * size_mib / wall, 2) if wall > 0 else None,
+                       load_p50_ms=ms(percentile(lat, 50)), load_p99_ms=ms(percentile(lat, 99)),
                        errors=len(errs) + short, verify_errors=bad,
                        note=errs[0] if errs else ("short read" if short else None)))
 

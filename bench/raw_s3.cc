@@ -227,6 +227,7 @@ class RawBench {
       std::memset(bufs.back().get(), 0, c.size());
     }
     std::vector<bool> ok(names.size());
+    std::vector<double> lat(names.size());
     int errors = 0;
     std::string note;
     uint64_t part = static_cast<uint64_t>(a_.part_mib) * kMiB;
@@ -234,7 +235,9 @@ class RawBench {
     double wall = RunParallel(
         static_cast<int>(names.size()), threads, factory_,
         [&](RawClient& cl, int i) {
+          auto t0 = Clock::now();
           kvfs::Status st = cl.Get(names[i], bufs[i].get(), c.size(), part);
+          lat[i] = Since(t0);  // first request to last byte: one load
           ok[i] = st.ok();
           return st;
         },
@@ -255,6 +258,8 @@ class RawBench {
         .Num("bytes", good * c.size())
         .Num("seconds", wall)
         .Num("mib_s", good * size / wall)
+        .Num("load_p50_ms", Percentile(lat, 50) * 1e3)
+        .Num("load_p99_ms", Percentile(lat, 99) * 1e3)
         .Num("cpu_ms_per_mib",
              good > 0 ? (cpu1 - cpu0) * 1e3 / (static_cast<double>(good) * size) : 0)
         .Num("errors", errors)

@@ -87,6 +87,7 @@ class Table:
             if "threads" in r:
                 self.threads.add(r["threads"])
             for field in ("mib_s", "close_p50_ms", "close_p99_ms", "put_p50_ms", "put_p99_ms",
+                          "store_p50_ms", "store_p99_ms", "load_p50_ms", "load_p99_ms",
                           "ttfb_p50_ms", "cpu_ms_per_mib", "daemon_cpu_ms_per_mib",
                           "ops_s", "errors", "verify_errors", "seconds"):
                 if field in r and r[field] is not None:
@@ -203,16 +204,22 @@ def markdown(t, meta, fleet=(), run_dir=None):
 
     out += ["", "## Latency (ms)", "",
             "`close` is the time close() takes after the whole chunk was written (for raw-s3: "
-            "the PUT). TTFB: open + read of 1 byte of a chunk never read on this mount.", "",
+            "the PUT). `store`: one chunk from open to close returned (raw-s3: its PUT). `cold "
+            "load`: one chunk never read on this mount, from open to its last byte (raw-s3: its "
+            "GETs). TTFB: open + read of 1 byte of a chunk never read on this mount.", "",
             "| metric | size MiB | threads | " + " | ".join(heads) + " |", sep]
     lat = [("write", "close p50", "close_p50_ms"), ("write", "close p99", "close_p99_ms"),
+           ("write", "store p50", "store_p50_ms"), ("write", "store p99", "store_p99_ms"),
+           ("read_cold", "cold load p50", "load_p50_ms"),
+           ("read_cold", "cold load p99", "load_p99_ms"),
            ("ttfb", "TTFB p50", "ttfb_p50_ms")]
     for ph, label, field in lat:
         for size in t.sizes:
             for thr in t.threads:
                 cells = []
                 for s in heads:
-                    f = {"close_p50_ms": "put_p50_ms", "close_p99_ms": "put_p99_ms"}.get(
+                    f = {"close_p50_ms": "put_p50_ms", "close_p99_ms": "put_p99_ms",
+                         "store_p50_ms": "put_p50_ms", "store_p99_ms": "put_p99_ms"}.get(
                         field, field) if s == "raw-s3" else field
                     cells.append(t.cell(s, ph, size, thr, f))
                 if any(c != "-" for c in cells):
