@@ -18,7 +18,6 @@ from collections import defaultdict
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ORDER = ["kvfs", "kvfs-tier", "s3fs", "rclone-off", "rclone-full", "raw-s3", "tmpfs"]
 LIMITS = {"raw-s3", "tmpfs"}
-DEFAULT_SIZES = "2,8,32,64"  # bench/run.sh --sizes: anything else is not a full run
 THROUGHPUT = [("write", "write"), ("write_odirect", "write O_DIRECT"),
               ("read_cold", "cold read"), ("read_cold_odirect", "cold read O_DIRECT"),
               ("read_warm", "warm read"), ("read_warm_odirect", "warm read O_DIRECT"),
@@ -177,8 +176,11 @@ def markdown(t, meta, fleet=(), run_dir=None):
     elif run_dir:
         out.append("")
     partial = []
-    if meta and meta.get("sizes_mib") != DEFAULT_SIZES:
-        partial.append(f"sizes {meta.get('sizes_mib')} MiB instead of {DEFAULT_SIZES}")
+    # run.sh records its default sizes (8,32,64 before they were in meta.json): anything else is
+    # not a full run.
+    full_sizes = meta.get("default_sizes_mib", "8,32,64") if meta else None
+    if meta and meta.get("sizes_mib") != full_sizes:
+        partial.append(f"sizes {meta.get('sizes_mib')} MiB instead of {full_sizes}")
     if meta and int(meta.get("reps", 3)) < 3:
         partial.append(f"{meta.get('reps')} repetition(s)")
     if "kvfs" not in t.systems:

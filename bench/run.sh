@@ -50,9 +50,9 @@ BUILD=${KVFS_BENCH_BUILD_DIR:-$ROOT/build-bench}
 CMDLINE="bench/run.sh $*"
 
 ENDPOINT="" CEPH_CONF="" SYSTEMS=kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
-SIZES=2,8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
+DEFAULT_SIZES=2,8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
 PART_MIB=8 KVFS_BIN="" KVFS_CACHE_SIZE=4294967296 KVFS_YAML="" OUT="" RESULTS_MD=$BENCH/RESULTS.md INSTALL=1
-LMCACHE=16x32,64x8,256x2 LMCACHE_VARIANTS=kvfs=,kvfs-ptw=passthrough_writes=true IDLE_WAIT=600
+SIZES=$DEFAULT_SIZES LMCACHE=16x32,64x8,256x2 LMCACHE_VARIANTS=kvfs=,kvfs-ptw=passthrough_writes=true IDLE_WAIT=600
 LOOPBACK_GBIT="" SHAPED=0 FLEET=yes ENGINES=llmd,llmd022,sglang,gds,mp,vllm,sglang_dio,fastfile,dynamo,dynamo_path ENGINE_PAGES=16
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -230,6 +230,7 @@ json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "command": """$CMDLINE
   "loadavg_start": open("/proc/loadavg").read().split()[:3],
   "endpoint": "$ENDPOINT", "server": "Ceph RGW " + sh("radosgw --version | head -1 | cut -d' ' -f3"),
   "started_server": $STARTED_RGW == 1, "systems": "$SYSTEMS", "sizes_mib": "$SIZES",
+  "default_sizes_mib": "$DEFAULT_SIZES",
   "chunks": $CHUNKS, "odirect_chunks": $ODIRECT_CHUNKS, "ttfb_chunks": $TTFB_CHUNKS,
   "threads": "$THREADS", "reps": $REPS, "lookup_seconds": $LOOKUP_SECONDS, "part_mib": $PART_MIB,
   "engines": "$ENGINES", "engine_pages": $ENGINE_PAGES,
@@ -430,28 +431,24 @@ fi
 # LMCache's own S3 client beside its fs adapter on kvfs: the engine's two ways to the same store,
 # one shape after another, each from an idle machine (the script starts its own RGW and mounts).
 APPEND=()
-LMCACHE_PY=/var/cache/kvfs/engines-venv/bin/python
 if [ "$LMCACHE" != none ] && [[ " ${RUNNABLE[*]} " == *" kvfs "* ]]; then
-  if [ ! -x "$LMCACHE_PY" ]; then
-    note lmcache "skipped: no engines venv at $LMCACHE_PY (tests/engines/venv.sh builds it)"
-  else
-    VARIANT_ARGS=()
-    IFS=, read -r -a VARIANTS <<<"$LMCACHE_VARIANTS"
-    for v in "${VARIANTS[@]}"; do VARIANT_ARGS+=(--kvfs-variant "$v"); done
-    IFS=, read -r -a SHAPES <<<"$LMCACHE"
-    for shape in "${SHAPES[@]}"; do
-      n=${shape%x*} mib=${shape#*x}
-      wait_idle "LMCache $shape"
-      say "LMCache s3 vs fs adapters: $n x $mib MiB"
-      if python3 "$BENCH/lmcache_s3_vs_fs.py" --chunks "$n" --chunk-mib "$mib" --reps "$REPS" \
-        --kvfs "$KVFS_BIN" "${VARIANT_ARGS[@]}" --out "$OUT/lmcache-$shape.md" \
-        --json "$OUT/lmcache-$shape.jsonl" >>"$OUT/logs/lmcache-$shape.log" 2>&1; then
-        APPEND+=(--append "$OUT/lmcache-$shape.md")
-      else
-        note lmcache "$shape failed (see $OUT/logs/lmcache-$shape.log)"
-      fi
-    done
-  fi
+  VARIANT_ARGS=()
+  IFS=, read -r -a VARIANTS <<<"$LMCACHE_VARIANTS"
+  for v in "${VARIANTS[@]}"; do VARIANT_ARGS+=(--kvfs-variant "$v"); done
+  IFS=, read -r -a SHAPES <<<"$LMCACHE"
+  for shape in "${SHAPES[@]}"; do
+    n=${shape%x*} mib=${shape#*x} log=$OUT/logs/lmcache-$shape.log
+    wait_idle "LMCache $shape"
+    say "LMCache s3 vs fs adapters: $n x $mib MiB"
+    python3 "$BENCH/lmcache_s3_vs_fs.py" --chunks "$n" --chunk-mib "$mib" --reps "$REPS" \
+      --kvfs "$KVFS_BIN" "${VARIANT_ARGS[@]}" --out "$OUT/lmcache-$shape.md" \
+      --json "$OUT/lmcache-$shape.jsonl" >>"$log" 2>&1
+    case $? in
+      0) APPEND+=(--append "$OUT/lmcache-$shape.md") ;;
+      3) note lmcache "skipped: $(tail -1 "$log")"; break ;;  # no engines venv
+      *) note lmcache "$shape failed (see $log)" ;;
+    esac
+  done
 fi
 
 # --- 6. report ---

@@ -91,8 +91,8 @@ struct FsOptions {
   // daemon, which sees the open, flush and release and takes the size from the spool. The daemon
   // then cannot see a write the kernel failed (ENOSPC, EIO of the spool disk), nor which process
   // wrote, nor send parts while the chunk is written (docs/write-path.md, "Passthrough writes",
-  // says what each becomes). Off by default: measured slower under LMCache's concurrent stores
-  // (bench/ANALYSIS.md).
+  // says what each becomes). Off by default: with the cache on a disk file system the kernel's
+  // copies into and out of the spool cost several times the daemon's (bench/ANALYSIS.md).
   bool passthrough_writes = false;
   // fnmatch(3) patterns of names kept local (never uploaded under that name, and never looked up
   // in the store: a lookup of such a name with no local file is a miss without a request);

@@ -206,11 +206,14 @@ TEST(ProcessState, ADescendantHoldingTheDescriptor) {
   ASSERT_EQ(pipe(ready), 0);
   const pid_t child = fork();
   if (child == 0) {
-    // The child hands the descriptor on to a grandchild and closes its own copy.
+    // The child hands the descriptor on to a grandchild and closes its own copy. Neither keeps
+    // the write end of `go`: if the test dies first, their reads end (EOF) and so do they.
+    close(go[1]);
+    close(ready[0]);
     const pid_t grandchild = fork();
     if (grandchild == 0) {
       char c;
-      (void)!write(ready[1], &grandchild, 1);
+      (void)!write(ready[1], "r", 1);
       (void)!read(go[0], &c, 1);  // holds fd until the test says go
       _exit(0);
     }
