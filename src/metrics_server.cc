@@ -69,14 +69,23 @@ Status MetricsServer::Start(const std::string& listen, std::function<std::string
     return bad("the host must be an IPv4 address (e.g. 127.0.0.1 or 0.0.0.0)");
   }
   routes_ = Routes{std::move(render), health};
-  // A scrape is one short request. Idle connections (a port scanner, a client that never sends)
-  // must not lock Prometheus out: room for many, each closed after 5 s of silence. epoll/poll,
-  // not select(): the daemon raises its descriptor limit far past FD_SETSIZE, and select cannot
-  // watch a socket numbered above 1023.
+  // One thread per connection, not libmicrohttpd's single internal thread: a handler that takes
+  // long (a slow `render`) then holds up its own connection only, and /healthz and /readyz - which
+  // never wait on the store (src/health_check.h) - answer whatever any other request does. A
+  // thread pool (MHD_OPTION_THREAD_POOL_SIZE) would not do: each pool thread serves all the
+  // connections it accepted, so one slow render stalls the probes that landed beside it, and as
+  // many slow renders as threads stall them all. A scrape is one short request, so the threads
+  // are few and short-lived; idle connections (a port scanner, a client that never sends) are
+  // closed after 5 s of silence, and at most 128 are open at once - room for Prometheus, the
+  // probes and several scrapers, while a flood cannot spend a container's pid limit (pids.max)
+  // on threads the FUSE loop needs. Each connection's thread poll()s its socket (MHD_USE_AUTO
+  // chooses poll with threads per connection), never select(): the daemon raises its descriptor
+  // limit far past FD_SETSIZE, and select cannot watch a socket numbered above 1023.
   daemon_ = MHD_start_daemon(
-      MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, static_cast<uint16_t>(port), nullptr,
-      nullptr, &Answer, &routes_, MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&addr),
-      MHD_OPTION_CONNECTION_LIMIT, 512u, MHD_OPTION_CONNECTION_TIMEOUT, 5u, MHD_OPTION_END);
+      MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
+      static_cast<uint16_t>(port), nullptr, nullptr, &Answer, &routes_, MHD_OPTION_SOCK_ADDR,
+      reinterpret_cast<sockaddr*>(&addr), MHD_OPTION_CONNECTION_LIMIT, 128u,
+      MHD_OPTION_CONNECTION_TIMEOUT, 5u, MHD_OPTION_END);
   if (daemon_ == nullptr) return bad("cannot listen there (address in use or not local?)");
   return Status::OK();
 }
