@@ -32,6 +32,11 @@ struct ObjectInfo {
   // kChecksumMetaHeader); unset when the object carries none (other writers, multipart uploads) or
   // the answer could not carry it (LIST).
   std::optional<uint32_t> crc32c;
+  // The object carries kvfs's writer mark (kWriterMetaHeader, or kChecksumMetaHeader, which only
+  // kvfs writes): kvfs stored it. Set by Head (and a GET's on_info); a LIST cannot carry it. What
+  // the bounded tier checks before it counts or removes an object (tier/collector.h): a bucket
+  // may hold other applications' objects beside the chunks.
+  bool kvfs_written = false;
 };
 
 // The object metadata that carries ObjectInfo::crc32c on S3 (8 lowercase hex digits). Ceph RGW 16
@@ -39,6 +44,12 @@ struct ObjectInfo {
 // ms for MD5 (bench/micro_checksum.cc), so it is kvfs's own metadata rather than a Content-MD5.
 inline constexpr char kChecksumMetaHeader[] = "x-amz-meta-kvfs-crc32c";
 std::string FormatCrc32c(uint32_t crc);
+// The object metadata that marks every object kvfs's S3 store writes, by PUT and by
+// CreateMultipartUpload (S3 takes a multipart object's metadata when the upload is created, so
+// multipart chunks, which carry no checksum, carry this), with the value kWriterMetaValue; a copy
+// keeps it. The directory store keeps it as the xattr user.kvfs.writer.
+inline constexpr char kWriterMetaHeader[] = "x-amz-meta-kvfs-writer";
+inline constexpr char kWriterMetaValue[] = "kvfs";
 std::optional<uint32_t> ParseCrc32c(const std::string& hex);
 
 // Bytes to send as a PUT or part body. Not owned: the memory or the file must stay valid until the
@@ -81,6 +92,15 @@ struct PutOptions {
   bool if_none_match = false;
   // Recorded with the object (ObjectInfo::crc32c) so that readers can verify what they download.
   std::optional<uint32_t> crc32c;
+};
+
+struct DeleteOptions {
+  // Delete only if the object's ETag is still this (If-Match); empty: whatever it holds. A
+  // mismatch gives kPreconditionFailed and deletes nothing. An absent object still succeeds.
+  // Honoured exactly by the directory and memory stores; on S3 the server decides: AWS S3 honours
+  // If-Match on DeleteObject, Ceph RGW 16 ignores it (deletes whatever the key holds) - callers
+  // that must not lose a newer version check with HEAD first (tier/collector.cc).
+  std::string if_match;
 };
 
 struct ListRequest {
@@ -175,8 +195,9 @@ class ObjectStore {
     return Status::NotSupported("listing unfinished uploads");
   }
 
-  // Deletes a key. Deleting an absent key succeeds (as on S3).
-  virtual Status Delete(const std::string& key) = 0;
+  // Deletes a key. Deleting an absent key succeeds (as on S3). Every implementation declares the
+  // same default for opts.
+  virtual Status Delete(const std::string& key, const DeleteOptions& opts = {}) = 0;
 
   // Server-side copy of a whole object.
   virtual Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,

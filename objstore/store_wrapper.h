@@ -82,8 +82,9 @@ class StoreWrapper : public ObjectStore {
         Call(StoreOp::kListUnfinishedUploads, prefix),
         [&] { return target_->ListUnfinishedUploads(prefix); });
   }
-  Status Delete(const std::string& key) override {
-    return Intercepted<Status>(Call(StoreOp::kDelete, key), [&] { return target_->Delete(key); });
+  Status Delete(const std::string& key, const DeleteOptions& opts = {}) override {
+    return Intercepted<Status>(Call(StoreOp::kDelete, key),
+                               [&] { return target_->Delete(key, opts); });
   }
   Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
                           const PutOptions& opts) override {

@@ -195,6 +195,8 @@ std::vector<ConfigKey> BuildTable() {
   t.push_back(DurationKey(
       "store_max_age", [](KvfsConfig & c) -> auto& { return c.tier.max_age_secs; }, 1000, 0,
       3650 * 86'400));
+  t.push_back(BoolKey(
+      "tier_at_bucket_root", [](KvfsConfig & c) -> auto& { return c.tier.at_bucket_root; }));
   t.push_back(DurationKey(
       "store_gc_interval", [](KvfsConfig & c) -> auto& { return c.tier.interval_secs; }, 1000, 1,
       3600));

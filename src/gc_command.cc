@@ -31,7 +31,7 @@ void PrintPlan(const PassResult& r, bool dry_run) {
     }
   }
   std::printf("%s %zu chunks (%llu bytes): %llu over capacity, %llu for age\n",
-              dry_run ? "would remove" : "removed", r.removals.size() - r.delete_failures,
+              dry_run ? "would remove" : "removed", r.removals.size(),
               static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(by_cap),
               static_cast<unsigned long long>(by_age));
   std::printf("tier: %llu bytes in %llu chunks, capacity %llu, max age %lld s\n",
@@ -39,6 +39,17 @@ void PrintPlan(const PassResult& r, bool dry_run) {
               static_cast<unsigned long long>(r.status.chunks),
               static_cast<unsigned long long>(r.status.capacity),
               static_cast<long long>(r.status.max_age_secs));
+  if (r.foreign > 0) {
+    std::printf(
+        "note: %llu objects under the prefix are not kvfs's (no %s mark): neither counted "
+        "nor removed\n",
+        static_cast<unsigned long long>(r.foreign), kWriterMetaHeader);
+  }
+  if (r.changed > 0 || r.delete_failures > 0) {
+    std::printf("note: %llu chunks kept: stored again since the listing; %llu removals failed\n",
+                static_cast<unsigned long long>(r.changed),
+                static_cast<unsigned long long>(r.delete_failures));
+  }
   if (r.status.over_capacity_protected > 0) {
     std::printf("note: %llu bytes over the capacity are chunks used in the last %s\n",
                 static_cast<unsigned long long>(r.status.over_capacity_protected),
@@ -61,11 +72,16 @@ int RunGcSource(const CommandLine& cmd, const KvfsConfig& config) {
     std::fprintf(stderr, "kvfs gc: %s\n", sp.status().ToString().c_str());
     return 1;
   }
+  to.key_prefix = sp->key_prefix;
+  // A file:// store is kvfs's own directory; a bucket's root is shared with other applications.
+  if (Status st = CheckTierPlacement(to, config.source.rfind("file://", 0) == 0); !st.ok()) {
+    std::fprintf(stderr, "kvfs gc: %s\n", st.ToString().c_str());
+    return 1;
+  }
   if (Status st = sp->store->CheckAccess(); !st.ok()) {
     std::fprintf(stderr, "kvfs gc: %s\n", st.ToString().c_str());
     return 1;
   }
-  to.key_prefix = sp->key_prefix;
   to.node_id = MakeNodeId();
   auto codec = std::make_shared<NameCodec>(sp->key_prefix, config.fs.fanout_hex_chars);
   to.is_chunk = [codec](std::string_view key) { return codec->NamesFile(key); };

@@ -51,6 +51,7 @@ Status AddTier(const KvfsConfig& c, const std::string& key_prefix, MountStack* s
   TierOptions to = c.tier;
   if (!to.enabled()) return Status::OK();
   to.key_prefix = key_prefix;
+  KVFS_RETURN_IF_ERROR(CheckTierPlacement(to, c.source.rfind("file://", 0) == 0));
   to.node_id = MakeNodeId();
   to.may_collect = !c.fuse.read_only;
   auto codec = std::make_shared<NameCodec>(key_prefix, c.fs.fanout_hex_chars);

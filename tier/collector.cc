@@ -85,16 +85,27 @@ Status Collector::ReadRecords(std::vector<std::string>* consumed, uint64_t* read
   return Status::OK();
 }
 
-Status Collector::ListChunks(std::vector<TierChunk>* chunks) {
-  return ListAll(store_, options_.key_prefix, [&](ObjectInfo&& o) {
+Status Collector::ListChunks(std::vector<TierChunk>* chunks, uint64_t* foreign) {
+  std::unordered_map<std::string, std::string> still_foreign;
+  KVFS_RETURN_IF_ERROR(ListAll(store_, options_.key_prefix, [&](ObjectInfo&& o) {
     if (keys_.IsTierKey(o.key)) return;
     if (options_.is_chunk && !options_.is_chunk(o.key)) return;
+    if (auto f = foreign_.find(o.key); f != foreign_.end() && f->second == o.etag) {
+      still_foreign.emplace(std::move(o.key), std::move(o.etag));
+      return;
+    }
     TierChunk c;
     c.size = o.size;
     c.last_use = o.mtime_sec;
+    c.mtime_sec = o.mtime_sec;
+    c.etag = std::move(o.etag);
     c.key = std::move(o.key);
     chunks->push_back(std::move(c));
-  });
+  }));
+  // A foreign object that is gone or changed (perhaps kvfs stored a chunk there) is checked again.
+  foreign_ = std::move(still_foreign);
+  *foreign = foreign_.size();
+  return Status::OK();
 }
 
 void Collector::TrimOldBatches(int64_t now) {
@@ -118,7 +129,9 @@ Result<PassResult> Collector::Pass(int64_t now, uint64_t epoch, bool dry_run,
   std::vector<std::string> consumed;
   KVFS_RETURN_IF_ERROR(ReadRecords(&consumed, &out.records_read));
   std::vector<TierChunk> chunks;
-  KVFS_RETURN_IF_ERROR(ListChunks(&chunks));
+  uint64_t foreign_known = 0;
+  KVFS_RETURN_IF_ERROR(ListChunks(&chunks, &foreign_known));
+  out.foreign = foreign_known;
 
   // Last uses of chunks that exist and were used after they were written; the rest is forgotten
   // (a chunk removed by anyone, or one whose writing is its newest use).
@@ -137,44 +150,116 @@ Result<PassResult> Collector::Pass(int64_t now, uint64_t epoch, bool dry_run,
   bounds.max_age_secs = options_.max_age_secs;
   bounds.grace_secs = options_.grace_secs();
   bounds.now = now;
-  RemovalPlan plan = PlanRemovals(&chunks, bounds);
-  out.removals = plan.removals;
 
   TierStatus& t = totals_;
+  std::string batch;
+  bool asked_holder = false, stopped = false, settled = false;
+  for (int round = 0; round < kMaxRounds && !stopped; ++round) {
+    RemovalPlan plan = PlanRemovals(&chunks, bounds);  // sorts: removals are chunks' first ones
+    if (plan.removals.empty()) {
+      settled = true;
+      break;
+    }
+    // After a candidate turns out foreign or gone, the plan counted bytes the tier does not hold:
+    // the rest are only checked (their foreignness found in one round), removed after a new plan.
+    bool replan = false;
+    std::vector<bool> leaves(chunks.size(), false);  // removed, foreign or gone
+    for (size_t i = 0; i < plan.removals.size() && !stopped; ++i) {
+      const Removal& r = plan.removals[i];
+      TierChunk& c = chunks[i];
+      // A chunk kept this pass is counted, and protected from the next plans (a recent use).
+      auto keep = [&] { c.last_use = now; };
+      Result<ObjectInfo> head = store_->Head(c.key);
+      if (!head.ok()) {
+        if (head.status().code() == StatusCode::kNotFound) {  // removed by someone else
+          leaves[i] = replan = true;
+          continue;
+        }
+        ++out.delete_failures;
+        keep();
+        spdlog::warn("kvfs: tier: checking {} before removing it: {}", c.key,
+                     head.status().ToString());
+        continue;
+      }
+      if (!head->kvfs_written) {
+        // Another application's object: not the tier's, whatever its name.
+        if (foreign_.size() < kMaxForeignKeys) foreign_.emplace(c.key, head->etag);
+        ++out.foreign;
+        leaves[i] = replan = true;
+        continue;
+      }
+      if ((!c.etag.empty() && head->etag != c.etag) || head->size != c.size ||
+          head->mtime_sec > c.mtime_sec + 1) {
+        // Stored again since the listing (one second of slack: LIST and HEAD round differently).
+        ++out.changed;
+        c.size = head->size;
+        keep();
+        continue;
+      }
+      if (replan) continue;  // checked; removed (or not) after the next plan
+      if (!dry_run) {
+        if (!asked_holder) {
+          asked_holder = true;
+          if (still_holder && !still_holder()) {
+            return Status::Cancelled("tier: the lease was lost before removing; nothing removed");
+          }
+        }
+        // A long run of deletes stops while the lease is still surely this node's; the next
+        // pass (after a renewal) goes on.
+        if (still_holder && !still_holder()) {
+          stopped = true;
+          break;
+        }
+        DeleteOptions del;
+        del.if_match = head->etag;
+        Status st = store_->Delete(c.key, del);
+        if (st.code() == StatusCode::kPreconditionFailed) {  // stored again after the HEAD
+          ++out.changed;
+          keep();
+          continue;
+        }
+        if (!st.ok()) {
+          ++out.delete_failures;
+          keep();
+          spdlog::warn("kvfs: tier: removing {}: {}", c.key, st.ToString());
+          continue;
+        }
+        last_use_.erase(c.key);
+        batch += c.key.substr(options_.key_prefix.size()) + "\n";
+        (r.reason == RemovalReason::kAge ? t.removed_age : t.removed_capacity) += 1;
+        t.removed_bytes += r.size;
+      }
+      out.removals.push_back(r);
+      leaves[i] = true;
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      if (!leaves[i]) chunks[w++] = std::move(chunks[i]);
+    }
+    chunks.resize(w);
+    if (!replan) {
+      settled = true;
+      break;
+    }
+  }
+
+  uint64_t bytes = 0;
+  for (const TierChunk& c : chunks) bytes += c.size;
   t.capacity = options_.capacity_bytes;
   t.max_age_secs = options_.max_age_secs;
   t.holder = options_.node_id;
   t.epoch = epoch;
   t.time = now;
-  t.chunks = chunks.size() - plan.removals.size();
-  t.bytes = plan.bytes_after;
-  t.over_capacity_protected = plan.over_capacity_protected;
+  t.chunks = chunks.size();
+  t.bytes = bytes;
+  // Over the capacity after a complete plan: only chunks within the grace period are left.
+  t.over_capacity_protected =
+      settled && !stopped && options_.capacity_bytes > 0 && bytes > options_.capacity_bytes
+          ? bytes - options_.capacity_bytes
+          : 0;
   if (dry_run) {
     out.status = t;
     return out;
-  }
-  if (!plan.removals.empty() && still_holder && !still_holder()) {
-    return Status::Cancelled("tier: the lease was lost before removing; nothing removed");
-  }
-  std::string batch;
-  size_t done = 0;
-  for (const Removal& r : plan.removals) {
-    // A long run of deletes stops while the lease is still surely this node's; the next pass
-    // (after a renewal) goes on.
-    if (still_holder && !still_holder()) break;
-    ++done;
-    Status st = store_->Delete(r.key);
-    if (!st.ok()) {
-      ++out.delete_failures;
-      t.bytes += r.size;
-      ++t.chunks;
-      spdlog::warn("kvfs: tier: removing {}: {}", r.key, st.ToString());
-      continue;
-    }
-    last_use_.erase(r.key);
-    batch += r.key.substr(options_.key_prefix.size()) + "\n";
-    (r.reason == RemovalReason::kAge ? t.removed_age : t.removed_capacity) += 1;
-    t.removed_bytes += r.size;
   }
   if (!batch.empty()) {
     Status st =
@@ -183,7 +268,6 @@ Result<PassResult> Collector::Pass(int64_t now, uint64_t epoch, bool dry_run,
     // Other nodes then learn of the removals only when their metadata expires.
     if (!st.ok()) spdlog::warn("kvfs: tier: writing the removed batch: {}", st.ToString());
   }
-  out.removals.resize(done);
   TrimOldBatches(now);
   ++t.passes;
   // State before the records go: a pass cut off between the two only reads them again.

@@ -259,8 +259,8 @@ void TierAgent::LeaseAndCollect() {
   for (const Removal& r : pass->removals) on_removed_(r.key);
   if (!pass->removals.empty()) {
     spdlog::info("kvfs: tier: removed {} chunks ({} bytes); {} bytes in {} chunks remain",
-                 pass->removals.size() - pass->delete_failures, pass->status.removed_bytes,
-                 pass->status.bytes, pass->status.chunks);
+                 pass->removals.size(), pass->status.removed_bytes, pass->status.bytes,
+                 pass->status.chunks);
   }
 }
 

@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
+
 namespace kvfs {
 
 struct TierOptions {
@@ -31,6 +33,10 @@ struct TierOptions {
   // false (a read_only mount): the node records its uses but never becomes the collector, so
   // it removes nothing.
   bool may_collect = true;
+  // tier_at_bucket_root: a tier may cover a whole bucket (no key prefix). Off by default: a
+  // bucket's root is where other applications' objects live, and a capacity of the bucket is
+  // rarely what is meant. The collector removes only objects kvfs wrote in any case.
+  bool at_bucket_root = false;
 
   bool enabled() const { return capacity_bytes > 0 || max_age_secs > 0; }
   // A collector whose lease object did not change for this long is taken to be gone. Watchers
@@ -41,5 +47,17 @@ struct TierOptions {
   // (a node writes its record once per interval; the collector reads them once per interval).
   int64_t grace_secs() const { return 2 * interval_secs; }
 };
+
+// Refuses a bounded tier at the root of a bucket (key_prefix "") unless tier_at_bucket_root is
+// set. `own_store`: a file:// store, kvfs's own directory, whose root holds only kvfs's objects.
+// Called by the mount and by `kvfs gc` before they touch the store.
+inline Status CheckTierPlacement(const TierOptions& o, bool own_store) {
+  if (!o.enabled() || !o.key_prefix.empty() || own_store || o.at_bucket_root) return Status::OK();
+  return Status::InvalidArgument(
+      "bounded tier (store_capacity / store_max_age) at the root of a bucket (no key prefix): the "
+      "bucket may hold other applications' objects; mount a prefix (s3://BUCKET/PREFIX) or set "
+      "tier_at_bucket_root: true (-o tier_at_bucket_root=true) to bound the whole bucket's kvfs "
+      "chunks");
+}
 
 }  // namespace kvfs

@@ -24,6 +24,9 @@ struct TierChunk {
   std::string key;
   uint64_t size = 0;
   int64_t last_use = 0;  // server Unix seconds: its writing (Last-Modified) or its newest use
+  // As listed: what the collector's HEAD before a removal must still find (tier/collector.cc).
+  std::string etag = {};
+  int64_t mtime_sec = 0;
 };
 
 enum class RemovalReason { kCapacity, kAge };

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <string_view>
 #include <vector>
 
 #include "base/posix_io.h"
@@ -87,7 +88,21 @@ ObjectInfo InfoFromStat(const std::string& key, const struct stat& st) {
 
 namespace {
 constexpr char kChecksumXattr[] = "user.kvfs.crc32c";
+constexpr char kWriterXattr[] = "user.kvfs.writer";
 }  // namespace
+
+void SetWriterXattr(int fd) {
+  (void)::fsetxattr(fd, kWriterXattr, kWriterMetaValue, sizeof(kWriterMetaValue) - 1, 0);
+}
+
+bool HasWriterMark(const std::string& path) {
+  char buf[16];
+  const ssize_t n = ::getxattr(path.c_str(), kWriterXattr, buf, sizeof(buf));
+  if (n > 0) return std::string_view(buf, static_cast<size_t>(n)) == kWriterMetaValue;
+  if (errno == ENOTSUP) return true;  // no user xattrs here: no object can carry the mark
+  // An object kvfs wrote before the mark with a checksum is kvfs's too.
+  return ::getxattr(path.c_str(), kChecksumXattr, buf, sizeof(buf)) > 0;
+}
 
 void SetChecksumXattr(int fd, std::optional<uint32_t> crc) {
   if (!crc) return;

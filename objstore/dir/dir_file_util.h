@@ -50,6 +50,14 @@ void SetChecksumXattr(int fd, std::optional<uint32_t> crc);
 std::optional<uint32_t> ChecksumXattr(int fd);
 std::optional<uint32_t> ChecksumXattr(const std::string& path);
 
+// kvfs's writer mark (ObjectInfo::kvfs_written), the xattr user.kvfs.writer, set on every object
+// this store writes. A file without it was put there by something else (or by a kvfs before the
+// mark, then without a checksum either). On a file system without user xattrs nothing can carry
+// it: there every object counts as kvfs's (the objects/ tree is this store's own layout, which
+// other applications do not write).
+void SetWriterXattr(int fd);
+bool HasWriterMark(const std::string& path);
+
 // `bytes` random bytes from the kernel, as lower-case hex.
 std::string RandomHex(size_t bytes);
 

@@ -170,6 +170,7 @@ Result<ObjectInfo> DirStore::Head(const std::string& key) {
   }
   ObjectInfo info = InfoFromStat(key, st);
   info.crc32c = ChecksumXattr(path);
+  info.kvfs_written = HasWriterMark(path);
   return info;
 }
 
@@ -193,6 +194,7 @@ Result<uint64_t> DirStore::GetSync(const GetRequest& req, const RangeReader& rea
   if (req.on_info) {
     ObjectInfo info = InfoFromStat(req.key, st);
     info.crc32c = ChecksumXattr(fd);
+    info.kvfs_written = HasWriterMark(path);
     req.on_info(info);
   }
   uint64_t size = static_cast<uint64_t>(st.st_size);
@@ -239,6 +241,7 @@ Result<ObjectInfo> DirStore::PutSync(const std::string& key, const Body& body,
                                              [&](int fd) {
                                                KVFS_RETURN_IF_ERROR(WriteBody(fd, body, what));
                                                SetChecksumXattr(fd, opts.crc32c);
+                                               SetWriterXattr(fd);
                                                return Status::OK();
                                              },
                                              what));
@@ -257,14 +260,45 @@ void DirStore::PruneEmptyParents(const std::string& path) const {
   }
 }
 
-Status DirStore::Delete(const std::string& key) {
+Status DirStore::Delete(const std::string& key, const DeleteOptions& opts) {
   KVFS_ASSIGN_OR_RETURN(std::string path, ObjectPath(key));
-  if (::unlink(path.c_str()) != 0) {
+  if (opts.if_match.empty()) {
+    if (::unlink(path.c_str()) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return Status::OK();
+      return Status::FromErrno(errno, "delete object " + Quote(key) + " in " + Describe());
+    }
+    PruneEmptyParents(path);
+    return Status::OK();
+  }
+  // Exact If-Match: the version the key holds is moved aside in one rename (which keeps its
+  // inode and mtime, so its ETag), compared there, and removed only if it is the one asked for.
+  // A write that publishes meanwhile lands on the key and is never touched. The one cost: when
+  // the ETag differs, the key reads as absent between the two renames (microseconds).
+  const std::string aside = tmp_dir_ + "/delete." + RandomHex(8);
+  if (::rename(path.c_str(), aside.c_str()) != 0) {
     if (errno == ENOENT || errno == ENOTDIR) return Status::OK();
     return Status::FromErrno(errno, "delete object " + Quote(key) + " in " + Describe());
   }
-  PruneEmptyParents(path);
-  return Status::OK();
+  struct stat st;
+  const std::string etag = ::stat(aside.c_str(), &st) == 0 ? StatEtag(st) : "?";
+  if (etag == opts.if_match) {
+    ::unlink(aside.c_str());
+    PruneEmptyParents(path);
+    return Status::OK();
+  }
+  // Back under its key - unless a newer version was published meanwhile, which replaces it as
+  // that write would have anyway. A concurrent delete may have pruned the emptied parents.
+  for (int attempt = 0; attempt < kPublishAttempts; ++attempt) {
+    int rc = ::renameat2(AT_FDCWD, aside.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE);
+    if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
+      rc = ::link(aside.c_str(), path.c_str());  // no RENAME_NOREPLACE here: link() refuses too
+    }
+    if (rc == 0 || errno != ENOENT) break;
+    (void)MkdirAll(path.substr(0, path.rfind('/')));
+  }
+  ::unlink(aside.c_str());  // gone after a rename; the second name after a link or a lost race
+  return Status::PreconditionFailed("delete object " + Quote(key) + " in " + Describe() +
+                                    ": ETag is " + etag + ", not " + opts.if_match);
 }
 
 Result<ObjectInfo> DirStore::Copy(const std::string& src_key, const std::string& dst_key,
@@ -285,12 +319,14 @@ Result<ObjectInfo> DirStore::Copy(const std::string& src_key, const std::string&
   // As S3's CopyObject, the copy keeps the source's metadata: its checksum.
   PutOptions publish = opts;
   publish.crc32c = ChecksumXattr(src);
+  const bool src_marked = HasWriterMark(src_path);
   KVFS_ASSIGN_OR_RETURN(
       std::string tmp,
       WriteTemp(
           [&](int fd) {
             KVFS_RETURN_IF_ERROR(CopyFile(src, fd, static_cast<uint64_t>(st.st_size), what));
             SetChecksumXattr(fd, publish.crc32c);
+            if (src_marked) SetWriterXattr(fd);
             return Status::OK();
           },
           what));
@@ -577,6 +613,7 @@ Result<ObjectInfo> DirStore::CompleteMultipartUpload(const std::string& key,
       FdCloser closer(src);
       KVFS_RETURN_IF_ERROR(CopyFile(src, fd, sizes[i], what));
     }
+    SetWriterXattr(fd);
     return Status::OK();
   };
   KVFS_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(concat, what));

@@ -35,7 +35,7 @@ class DirStore final : public ObjectStore {
                                              const PutOptions& opts) override;
   Status AbortMultipartUpload(const std::string& key, const std::string& upload_id) override;
   Result<ListResult> List(const ListRequest& req) override;
-  Status Delete(const std::string& key) override;
+  Status Delete(const std::string& key, const DeleteOptions& opts = {}) override;
   Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
                           const PutOptions& opts) override;
 

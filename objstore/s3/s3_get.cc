@@ -76,6 +76,7 @@ Status OnHeaders(GetState* s, const HttpExchange& ex, const std::string& what) {
     info.etag = etag;
     if (s->object_size >= 0) info.size = static_cast<uint64_t>(s->object_size);
     info.crc32c = ParseCrc32c(ex.Header(kChecksumMetaHeader));
+    info.kvfs_written = info.crc32c.has_value() || ex.Header(kWriterMetaHeader) == kWriterMetaValue;
     s->req.on_info(info);
   }
   return Status::OK();

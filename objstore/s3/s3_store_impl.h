@@ -38,7 +38,7 @@ class S3Store : public ObjectStore {
   Status AbortMultipartUpload(const std::string& key, const std::string& upload_id) override;
   Result<ListResult> List(const ListRequest& req) override;
   Result<std::vector<UnfinishedUpload>> ListUnfinishedUploads(const std::string& prefix) override;
-  Status Delete(const std::string& key) override;
+  Status Delete(const std::string& key, const DeleteOptions& opts = {}) override;
   Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
                           const PutOptions& opts) override;
 

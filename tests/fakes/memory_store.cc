@@ -60,7 +60,7 @@ Result<std::string> MemoryStore::ReadBody(const Body& body) {
 }
 
 ObjectInfo MemoryStore::InfoOf(const std::string& key, const Object& obj) {
-  return ObjectInfo{key, obj.data.size(), obj.etag, obj.mtime_sec, obj.crc32c};
+  return ObjectInfo{key, obj.data.size(), obj.etag, obj.mtime_sec, obj.crc32c, obj.kvfs_written};
 }
 
 std::string MemoryStore::NextEtagLocked(const std::string& data) {
@@ -112,6 +112,7 @@ void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOp
     obj.data = std::move(data);
     obj.mtime_sec = NowSec();
     obj.crc32c = opts.crc32c;
+    obj.kvfs_written = true;
     return InfoOf(key, obj);
   }();
   done(std::move(result));
@@ -165,7 +166,8 @@ Result<ObjectInfo> MemoryStore::CompleteMultipartUpload(const std::string& key,
   obj.etag = NextEtagLocked(data) + "-" + std::to_string(parts.size());
   obj.data = std::move(data);
   obj.mtime_sec = NowSec();
-  obj.crc32c.reset();  // as on S3: metadata is set at CreateMultipartUpload, kvfs sets none
+  obj.crc32c.reset();       // as on S3: metadata is set at CreateMultipartUpload, with no checksum
+  obj.kvfs_written = true;  // but with the writer mark
   KVFS_RETURN_IF_ERROR(uploads_.End(upload_id, key));
   return InfoOf(key, obj);
 }
@@ -183,11 +185,32 @@ Result<ListResult> MemoryStore::List(const ListRequest& req) {
   return ListOrderedKeys(objects_, req, &MemoryStore::InfoOf);
 }
 
-Status MemoryStore::Delete(const std::string& key) {
+Status MemoryStore::Delete(const std::string& key, const DeleteOptions& opts) {
   Count(StoreOp::kDelete);
+  std::function<void()> before;
+  {
+    MutexLock l(&mu_);
+    auto hook = before_delete_.find(key);
+    if (hook != before_delete_.end()) {
+      before = std::move(hook->second);
+      before_delete_.erase(hook);
+    }
+  }
+  if (before) before();
   MutexLock l(&mu_);
-  objects_.erase(key);
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return Status::OK();
+  if (!opts.if_match.empty() && opts.if_match != it->second.etag) {
+    return Status::PreconditionFailed("delete " + key + ": ETag is " + it->second.etag + ", not " +
+                                      opts.if_match);
+  }
+  objects_.erase(it);
   return Status::OK();
+}
+
+void MemoryStore::BeforeNextDelete(const std::string& key, std::function<void()> fn) {
+  MutexLock l(&mu_);
+  before_delete_[key] = std::move(fn);
 }
 
 Result<ObjectInfo> MemoryStore::Copy(const std::string& src_key, const std::string& dst_key,
@@ -202,11 +225,13 @@ Result<ObjectInfo> MemoryStore::Copy(const std::string& src_key, const std::stri
   }
   std::string data = it->second.data;                     // copy before operator[] may rebalance
   const std::optional<uint32_t> crc = it->second.crc32c;  // S3 copies metadata
+  const bool marked = it->second.kvfs_written;
   Object& obj = objects_[dst_key];
   obj.etag = NextEtagLocked(data);
   obj.data = std::move(data);
   obj.mtime_sec = NowSec();
   obj.crc32c = crc;
+  obj.kvfs_written = marked;
   return InfoOf(dst_key, obj);
 }
 
@@ -217,6 +242,7 @@ void MemoryStore::PutObject(const std::string& key, std::string data) {
   obj.data = std::move(data);
   obj.mtime_sec = NowSec();
   obj.crc32c.reset();
+  obj.kvfs_written = false;
 }
 
 void MemoryStore::CorruptObject(const std::string& key, uint64_t offset) {

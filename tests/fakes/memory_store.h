@@ -2,7 +2,10 @@
 //
 // Semantics follow S3: keys in ascending byte order, List with delimiter and continuation tokens,
 // conditional create (If-None-Match: * -> kAlreadyExists), If-Match on GET (kPreconditionFailed),
-// multipart uploads whose object appears only on Complete, Delete of an absent key succeeds.
+// multipart uploads whose object appears only on Complete, Delete of an absent key succeeds,
+// If-Match on Delete (kPreconditionFailed). What it stores through the ObjectStore calls carries
+// kvfs's writer mark (ObjectInfo::kvfs_written, as the S3 store's writes do); PutObject stores an
+// object without it, as another application would.
 // Asynchronous calls complete inline on the calling thread (the interface allows this for stores
 // without an I/O thread), so a test sees their effect as soon as the call returns.
 //
@@ -12,6 +15,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -49,13 +53,17 @@ class MemoryStore : public ObjectStore {
   Status AbortMultipartUpload(const std::string& key, const std::string& upload_id) override;
   Result<std::vector<UnfinishedUpload>> ListUnfinishedUploads(const std::string& prefix) override;
   Result<ListResult> List(const ListRequest& req) override;
-  Status Delete(const std::string& key) override;
+  Status Delete(const std::string& key, const DeleteOptions& opts = {}) override;
   Result<ObjectInfo> Copy(const std::string& src_key, const std::string& dst_key,
                           const PutOptions& opts) override;
 
   // --- Test helpers ---
-  // Stores an object directly (as "another tool" would), bypassing counters.
+  // Stores an object directly (as "another tool" would), bypassing counters: it carries no
+  // kvfs mark or checksum.
   void PutObject(const std::string& key, std::string data);
+  // Runs once, right before the next Delete of `key` takes effect (with the store unlocked): a
+  // test's way to make something happen between a caller's check and its delete.
+  void BeforeNextDelete(const std::string& key, std::function<void()> fn);
   // Flips the bits of the byte at `offset` of an object in place, keeping its ETag and checksum:
   // damage at rest that only a checksum can reveal.
   void CorruptObject(const std::string& key, uint64_t offset);
@@ -81,6 +89,7 @@ class MemoryStore : public ObjectStore {
     std::string etag;
     int64_t mtime_sec = 0;
     std::optional<uint32_t> crc32c;
+    bool kvfs_written = false;
   };
   static Result<std::string> ReadBody(const Body& body);
   static ObjectInfo InfoOf(const std::string& key, const Object& obj);
@@ -91,6 +100,7 @@ class MemoryStore : public ObjectStore {
   MemoryUploads uploads_ GUARDED_BY(mu_);
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
   uint64_t min_part_size_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::function<void()>> before_delete_ GUARDED_BY(mu_);
   void Count(StoreOp op) { calls_[OpIndex(op)].fetch_add(1); }
   std::array<std::atomic<uint64_t>, kNumStoreOps> calls_{};
 };

@@ -11,7 +11,10 @@
 - killing the collector's node hands the work to another within the lease time, and the bound
   holds again;
 - `kvfs gc SOURCE --dry-run` plans without changing anything; `kvfs gc SOURCE` with no node
-  mounted makes one pass; `kvfs du` shows the tier against its capacity.
+  mounted makes one pass; `kvfs du` shows the tier against its capacity;
+- (S3) other applications' objects, written with plain S3 PUTs at the bucket root and under the
+  prefix, are never counted, listed for removal or removed; a tier at the bucket root is refused
+  unless tier_at_bucket_root is set.
 
     bounded_tier_test.py --kvfs PATH/kvfs --backend s3|dir
 """
@@ -20,6 +23,7 @@ import errno
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -314,6 +318,79 @@ def run(ctx, checks):
         print("  " + r.stdout.strip().splitlines()[-2])
     checks.run("kvfs gc SOURCE: --dry-run changes nothing; a pass with no node mounted "
                "bounds the tier", gc_cli)
+    if isinstance(store, dt.S3Store):
+        foreign_objects(ctx, checks, store)
+
+
+def raw_put(store, key, data):
+    """PUT of `key` as another application writes it: curl --aws-sigv4, no kvfs metadata."""
+    path = "/%s/%s" % (store.bucket, key)
+    url = store.endpoint + urllib.parse.quote(path, safe="/-_.~")
+    cfg = 'user = "%s:%s"\n' % (store.access, store.secret)
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(data)
+        f.flush()
+        r = subprocess.run(["curl", "-sS", "-K", "-", "-X", "PUT", "--aws-sigv4",
+                            "aws:amz:%s:s3" % store.region, "-H",
+                            "x-amz-content-sha256: UNSIGNED-PAYLOAD", "--data-binary",
+                            "@" + f.name, "-o", "/dev/null", "-w", "%{http_code}", url],
+                           input=cfg.encode(), capture_output=True, timeout=dt.STEP_TIMEOUT,
+                           check=True)
+    assert r.stdout == b"200", "PUT %s: HTTP %s %s" % (key, r.stdout, r.stderr)
+
+
+def foreign_objects(ctx, checks, store):
+    """After run(): every node unmounted, a few kvfs chunks left under the prefix."""
+    foreign = ["backup.tar", "reports/q3.csv", "%s/notes.txt" % store.prefix,
+               "%s/zz-foreign" % store.prefix]
+
+    def gc(source, extra, dry):
+        o = dict(store.opts)
+        o.update({"store_capacity": "1", "store_gc_interval": "%ds" % INTERVAL}, **extra)
+        cmd = [ctx.kvfs, "gc", source, "-o", ",".join("%s=%s" % kv for kv in o.items())]
+        return subprocess.run(cmd + (["--dry-run"] if dry else []), capture_output=True,
+                              text=True, env=dict(os.environ, **store.env),
+                              timeout=dt.STEP_TIMEOUT)
+
+    def check():
+        for k in foreign:
+            raw_put(store, k, b"not kvfs's: " + k.encode() * 100)
+        time.sleep(2 * INTERVAL + 1.5)  # older than the grace period, like the chunks
+        keys = store.keys()
+        mine = [k for k in chunk_bytes(store) if k not in foreign]
+        assert mine, "no kvfs chunk left to remove: %s" % sorted(keys)
+        root = "s3://%s" % store.bucket
+
+        r = gc(root, {}, dry=True)
+        assert r.returncode == 1, "gc at the bucket root: %d %s %s" % (
+            r.returncode, r.stdout, r.stderr)
+        assert "tier_at_bucket_root" in r.stderr, r.stderr
+        print("  " + [ln for ln in r.stderr.splitlines() if "tier_at_bucket_root" in ln][0][:100]
+              + "...")
+
+        r = gc(root, {"tier_at_bucket_root": "true"}, dry=True)
+        assert r.returncode == 0, "gc --dry-run at the root: %s %s" % (r.stdout, r.stderr)
+        for k in foreign:
+            assert k not in r.stdout, "--dry-run lists %s: %s" % (k, r.stdout)
+        for k in mine:
+            assert "would remove %s " % k in r.stdout, "%s not planned: %s" % (k, r.stdout)
+        assert store.keys() == keys, "--dry-run changed the bucket"
+
+        r = gc(store.source, {}, dry=False)
+        assert r.returncode == 0, "gc: %s %s" % (r.stdout, r.stderr)
+        left = store.keys()
+        assert all(k in left for k in foreign), "foreign objects removed: %s" % sorted(
+            set(foreign) - set(left))
+        assert not [k for k in mine if k in left], "kvfs chunks left: %s" % [
+            k for k in mine if k in left]
+        assert "tier: 0 bytes in 0 chunks" in r.stdout, r.stdout
+        print("  removed the %d kvfs chunks, kept %s" % (len(mine), ", ".join(foreign)))
+        for ln in r.stdout.splitlines():
+            if "not kvfs's" in ln:
+                print("  " + ln)
+    checks.run("kvfs gc: other applications' objects (plain S3 PUTs at the bucket root and "
+               "under the prefix) are neither counted, listed nor removed; a tier at the bucket "
+               "root is refused unless tier_at_bucket_root is set", check)
 
 
 def main():

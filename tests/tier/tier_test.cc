@@ -134,10 +134,15 @@ class CollectorTest : public ::testing::Test {
     opts_.is_chunk = [](std::string_view k) { return k.find('/', 2) == std::string_view::npos; };
     for (int i = 0; i < 10; ++i) {
       const std::string key = "p/c" + std::to_string(i);
-      store_.PutObject(key, std::string(100, 'x'));
+      PutChunk(key, std::string(100, 'x'));
       store_.SetMtime(key, 1000 + i);
     }
-    store_.PutObject("p/dir/", "");  // a marker: neither counted nor removed
+    PutChunk("p/dir/", "");  // a marker: neither counted nor removed
+  }
+  // Through the store's API, as kvfs writes (with its writer mark); PutObject writes as another
+  // application does.
+  void PutChunk(const std::string& key, const std::string& data) {
+    ASSERT_TRUE(store_.Put(key, Body::FromMemory(data.data(), data.size())).ok());
   }
   MemoryStore store_;
   TierOptions opts_;
@@ -165,7 +170,7 @@ TEST_F(CollectorTest, RecordedUsesProtectOldChunks) {
   EXPECT_EQ(status->removed_capacity, 6u);
   // The uses outlive the records: a new collector (a takeover) reads them from the state.
   Collector next(&store_, opts_);
-  store_.PutObject("p/c10", std::string(200, 'y'));
+  PutChunk("p/c10", std::string(200, 'y'));
   store_.SetMtime("p/c10", 1200);
   auto again = next.Pass(2001, 2, false, [] { return true; });
   ASSERT_TRUE(again.ok());
@@ -202,6 +207,78 @@ TEST_F(CollectorTest, AgeBound) {
   bool batch = false;
   for (const std::string& k : store_.Keys()) batch |= k.starts_with("p/~kvfs-tier/removed/");
   EXPECT_TRUE(batch);
+}
+
+TEST_F(CollectorTest, ForeignObjectsAreNeitherCountedNorRemoved) {
+  // Other applications' objects under the prefix, older than every chunk (the first candidates),
+  // under chunk-like names: no writer mark.
+  store_.PutObject("p/notes.txt", std::string(300, 'n'));
+  store_.SetMtime("p/notes.txt", 900);
+  store_.PutObject("p/backup", std::string(300, 'b'));
+  store_.SetMtime("p/backup", 901);
+  Collector c(&store_, opts_);
+  auto dry = c.Pass(2000, 0, /*dry_run=*/true, nullptr);
+  ASSERT_TRUE(dry.ok()) << dry.status().ToString();
+  for (const Removal& r : dry->removals) EXPECT_NE(r.key.find("p/c"), std::string::npos) << r.key;
+  EXPECT_EQ(dry->removals.size(), 6u);  // the kvfs chunks alone: 1000 bytes down to 400
+  EXPECT_EQ(dry->foreign, 2u);
+  EXPECT_EQ(dry->status.bytes, 400u);
+  EXPECT_EQ(dry->status.chunks, 4u);
+  EXPECT_EQ(store_.Keys().size(), 13u);
+
+  auto pass = c.Pass(2000, 1, false, [] { return true; });
+  ASSERT_TRUE(pass.ok()) << pass.status().ToString();
+  // Planned again without the foreign objects: the tier reaches its bound with kvfs chunks.
+  EXPECT_EQ(pass->removals.size(), 6u);
+  EXPECT_EQ(pass->status.bytes, 400u);
+  EXPECT_EQ(pass->status.chunks, 4u);
+  EXPECT_TRUE(store_.GetObject("p/notes.txt").has_value());
+  EXPECT_TRUE(store_.GetObject("p/backup").has_value());
+  EXPECT_FALSE(store_.GetObject("p/c0").has_value());
+  EXPECT_TRUE(store_.GetObject("p/c9").has_value());
+
+  // Remembered with their ETags: the next pass neither HEADs nor counts them.
+  store_.PutObject("p/other", std::string(1000, 'o'));  // a large foreign one: still not counted
+  store_.SetMtime("p/other", 950);
+  const uint64_t heads = store_.Calls(StoreOp::kHead);
+  auto next = c.Pass(2001, 1, false, [] { return true; });
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_TRUE(next->removals.empty());
+  EXPECT_EQ(next->status.bytes, 400u);
+  EXPECT_EQ(next->foreign, 3u);
+  EXPECT_EQ(store_.Calls(StoreOp::kHead) - heads, 1u);  // p/other, once
+  EXPECT_TRUE(store_.GetObject("p/other").has_value());
+}
+
+TEST_F(CollectorTest, ChunkStoredAgainBeforeTheDeleteIsKept) {
+  // Between the collector's check and its DELETE, another node stores p/c0 again (after an
+  // engine's remote unlink, say): the If-Match of the DELETE no longer matches.
+  store_.BeforeNextDelete("p/c0", [this] { PutChunk("p/c0", std::string(100, 'z')); });
+  Collector c(&store_, opts_);
+  auto pass = c.Pass(2000, 1, false, [] { return true; });
+  ASSERT_TRUE(pass.ok()) << pass.status().ToString();
+  ASSERT_TRUE(store_.GetObject("p/c0").has_value());
+  EXPECT_EQ(*store_.GetObject("p/c0"), std::string(100, 'z'));
+  EXPECT_EQ(pass->changed, 1u);
+  for (const Removal& r : pass->removals) EXPECT_NE(r.key, "p/c0");
+  EXPECT_EQ(pass->removals.size(), 5u);  // c1..c5; c0 kept and counted
+  EXPECT_EQ(pass->status.bytes, 500u);
+}
+
+TEST(TierPlacement, RefusedAtABucketRootUnlessAsked) {
+  TierOptions o;
+  o.capacity_bytes = 1;
+  Status st = CheckTierPlacement(o, /*own_store=*/false);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.ToString().find("tier_at_bucket_root"), std::string::npos) << st.ToString();
+  EXPECT_TRUE(CheckTierPlacement(o, /*own_store=*/true).ok());  // file://: kvfs's own directory
+  o.at_bucket_root = true;
+  EXPECT_TRUE(CheckTierPlacement(o, false).ok());
+  o.at_bucket_root = false;
+  o.key_prefix = "p/";
+  EXPECT_TRUE(CheckTierPlacement(o, false).ok());
+  o = TierOptions{};  // no tier: nothing to refuse
+  EXPECT_TRUE(CheckTierPlacement(o, false).ok());
 }
 
 }  // namespace
