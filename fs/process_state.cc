@@ -15,18 +15,29 @@ namespace kvfs {
 
 namespace {
 
-// Reads a small /proc file; nullopt with errno set when it cannot be opened (or read).
+// Reads a whole /proc file; nullopt with errno set when it cannot be opened (or read). Whole, not
+// a fixed buffer: /proc/PID/status is ~1.5 KB for most tasks, but its Groups: line (before the Vm*
+// lines StatusSaysExiting looks for) holds every supplementary group - up to 65,536 of them, about
+// 720 KB - and a task's /proc/PID/task/TID/children lists all its children.
 std::optional<std::string> ReadSmall(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
-  char buf[4096];  // /proc/PID/status is ~1.5 KB
-  auto n = ReadFull(fd, buf, sizeof(buf), path);
-  close(fd);
-  if (!n.ok()) {
-    errno = n.status().sys_errno();
-    return std::nullopt;
+  constexpr size_t kStep = 4096;
+  std::string out;
+  for (;;) {
+    const size_t have = out.size();
+    out.resize(have + kStep);
+    auto n = ReadFull(fd, out.data() + have, kStep, path);
+    if (!n.ok()) {
+      close(fd);
+      errno = n.status().sys_errno();
+      return std::nullopt;
+    }
+    out.resize(have + *n);
+    if (*n < kStep) break;  // ReadFull stops short only at the end of the file
   }
-  return std::string(buf, *n);
+  close(fd);
+  return out;
 }
 
 }  // namespace

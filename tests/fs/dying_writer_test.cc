@@ -1,9 +1,11 @@
 // The write path's state machine at its edges: a writer that dies publishes nothing, a lost
 // create race never leaves our bytes as the cache entry, and the /proc parse behind both.
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <set>
+#include <vector>
 
 #include "fs/process_state.h"
 #include "tests/fs/fs_test_util.h"
@@ -244,6 +246,36 @@ TEST(ProcessState, ADescendantHoldingTheDescriptor) {
   EXPECT_EQ(DescendantHoldingWritableFd(0, st.st_ino, name), 0);
   for (int p : {go[0], go[1], ready[0], ready[1]}) close(p);
   unlink(path);
+}
+
+TEST(ProcessState, AWriterWithThousandsOfGroupsIsLive) {
+  // Users from a directory service have hundreds or thousands of supplementary groups, and
+  // /proc/PID/status lists them (Groups:) before the Vm* lines that tell a live task: with a 4 KiB
+  // read a live writer looked like a dying one and its close() stored nothing (issue 47 item 2).
+  if (geteuid() != 0) GTEST_SKIP() << "setgroups needs root";
+  for (int groups : {1000, 4000}) {
+    int ready[2], go[2];
+    ASSERT_EQ(pipe(ready), 0);
+    ASSERT_EQ(pipe(go), 0);
+    const pid_t child = fork();
+    if (child == 0) {
+      std::vector<gid_t> list;
+      for (int g = 0; g < groups; ++g) list.push_back(static_cast<gid_t>(100000 + g));
+      const char ok = setgroups(list.size(), list.data()) == 0 ? 'y' : 'n';
+      (void)!write(ready[1], &ok, 1);
+      char c;
+      (void)!read(go[0], &c, 1);
+      _exit(0);
+    }
+    char ok = 0;
+    ASSERT_EQ(read(ready[0], &ok, 1), 1);
+    ASSERT_EQ(ok, 'y') << groups << " groups";
+    EXPECT_FALSE(ProcessIsExiting(child)) << groups << " groups";
+    EXPECT_EQ(ThreadGroupOf(child), child) << groups << " groups";
+    (void)!write(go[1], "g", 1);
+    waitpid(child, nullptr, 0);
+    for (int p : {go[0], go[1], ready[0], ready[1]}) close(p);
+  }
 }
 
 TEST(ProcessState, LiveAndGoneProcesses) {

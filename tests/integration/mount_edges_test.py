@@ -391,6 +391,33 @@ def case_empty_unlinked(ctx):
     a.unmount()
 
 
+def case_many_groups(ctx):
+    """A writer with 1,000 and 4,000 supplementary groups (users from a directory service) stores
+    its chunks: /proc/PID/status lists the groups before the lines that tell a live writer from a
+    dying one, and a 4 KiB read of it made every such close() return 0 with nothing stored."""
+    store = ctx.store()
+    a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache"))
+    want = {}
+    for groups in (0, 1000, 4000):
+        name = "groups-%d.pt" % groups
+        data = chunk("groups-%d" % groups, 2 * MIB + groups)
+        code = ("import os, sys\n"
+                "os.setgroups(range(200000, 200000 + %d))\n"
+                "assert len(os.getgroups()) == %d\n"
+                "with open(sys.argv[1], 'wb') as f:\n"
+                "    f.write(sys.stdin.buffer.read())\n" % (groups, groups))
+        subprocess.run([sys.executable, "-c", code, os.path.join(a.mnt, name)], input=data,
+                       check=True, timeout=STEP_TIMEOUT)
+        want[name] = sha(data)
+    a.unmount()
+    objs = store.objects()
+    missing = sorted(n for n in want if n not in objs)
+    assert not missing, "chunks closed with 0 but not stored: %s" % missing
+    for n, digest in want.items():
+        assert objs[n][1] == digest, "object bytes differ: " + n
+    ok("chunks of writers with 0, 1,000 and 4,000 groups are all in the store")
+
+
 CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma),
          ("cache_symlink", case_cache_symlink),
          ("relative_paths", case_relative_paths),
@@ -399,6 +426,7 @@ CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma
          ("du_control_chars", case_du_control_chars),
          ("metrics_idle_connections", case_metrics_idle_connections),
          ("empty_unlinked", case_empty_unlinked),
+         ("many_groups", case_many_groups),
          ("emfile", case_emfile)]
 
 if __name__ == "__main__":
