@@ -73,8 +73,10 @@ void DirListingCache::SetNames(Dir* d,
 void DirListingCache::NoteAdded(const std::string& key) {
   if (options_.ttl.count() == 0) return;
   MutexLock l(&mu_);
-  if (dirs_.empty()) return;
   const Time now = Now();
+  recently_added_.emplace_back(now, key);
+  if (recently_added_.size() > kMaxRecentlyAdded) recently_added_.pop_front();
+  if (dirs_.empty()) return;
   std::string name = key;
   for (std::string dir = DirOf(key);; dir = DirOf(name)) {
     auto it = dirs_.find(dir);
@@ -137,6 +139,16 @@ void DirListingCache::ReplaceNames(const std::string& dir, Dir* d,
   std::unordered_map<std::string, Time> keep;
   for (auto& [n, at] : d->added) {
     if (at >= listed_at && (names == nullptr || !names->count(n))) keep.emplace(n, at);
+  }
+  // And names added while this listing was under way before the directory had a listing to add
+  // them to: the component under `dir` leading to each (a deeper key shows its directory).
+  for (auto it = recently_added_.rbegin(); it != recently_added_.rend() && it->first >= listed_at;
+       ++it) {
+    const std::string& key = it->second;
+    if (key.size() <= dir.size() || key.compare(0, dir.size(), dir) != 0) continue;
+    const size_t slash = key.find('/', dir.size());
+    std::string name = slash == std::string::npos ? key : key.substr(0, slash);
+    if (names == nullptr || !names->count(name)) keep.emplace(std::move(name), it->first);
   }
   SetNames(d, nullptr);
   MakeRoom(dir, (names ? names->size() : 0) + keep.size());

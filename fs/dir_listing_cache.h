@@ -37,6 +37,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -112,6 +113,9 @@ class DirListingCache {
 
   // Directory records kept at most (empty ones recorded by lookups, listed ones, miss counters).
   static constexpr size_t kMaxDirs = 1 << 17;
+  // Names noted added that a listing under way may have missed are kept this many (newest), so
+  // a listing installed later keeps them (ReplaceNames): ~2.5 MiB of keys at most.
+  static constexpr size_t kMaxRecentlyAdded = 16384;
 
  private:
   struct Dir {
@@ -154,6 +158,12 @@ class DirListingCache {
   std::unordered_map<std::string, Dir> dirs_ GUARDED_BY(mu_);
   uint64_t listings_ GUARDED_BY(mu_) = 0;
   size_t total_names_ GUARDED_BY(mu_) = 0;
+  // Every key noted added, newest last, at most kMaxRecentlyAdded: whichever listing is under way
+  // when a name arrives (ListDir's, or a lookup's own LIST before RecordListing) may have read its
+  // page before the name was stored, and its directory may hold no listing yet to add it to (the
+  // feed told of a burst of chunks while the first listing of their directory was in flight: the
+  // listing hid them for feed_miss_ttl_secs, issue 47 item 1).
+  std::deque<std::pair<Time, std::string>> recently_added_ GUARDED_BY(mu_);
 };
 
 }  // namespace kvfs

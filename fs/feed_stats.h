@@ -20,9 +20,11 @@ namespace kvfs {
   X(entries_written, "kvfs_feed_entries_written", kCounter)                                        \
   X(received, "kvfs_feed_names_received", kCounter) /* other nodes' stores and deletes applied */  \
   X(polls, "kvfs_feed_polls", kCounter)                                                            \
-  /* the feed's whole cost: PUTs of entries, LIST pages read, DELETEs of expired entries */        \
+  /* the feed's whole cost: PUTs of entries, LIST pages read, GETs of bodies, DELETEs of expired   \
+   * entries */                                                                                    \
   X(puts, "kvfs_feed_puts", kCounter)                                                              \
   X(lists, "kvfs_feed_lists", kCounter)                                                            \
+  X(gets, "kvfs_feed_gets", kCounter) /* bodies of the entries a burst filled */                   \
   X(deletes, "kvfs_feed_deletes", kCounter)                                                        \
   X(failures, "kvfs_feed_failures", kCounter) /* requests that failed (retried next interval) */   \
   /* entries found missing between ones read (lost or late, or expired while this node lagged): */ \

@@ -128,10 +128,8 @@ void FleetFeed::Announce(FeedEvent event) {
   std::string token = Token(event);
   MutexLock l(&mu_);
   ++counters_.announced;
-  // An entry holds the node, its sequence number and at least this one event.
-  const size_t head = root_.size() + options_.node_id.size() + 1 + 16;
-  if (token.empty() || head + token.size() > kMaxKeyBytes ||
-      outbox_.size() >= options_.max_outbox) {
+  if (token.empty() || token.size() > kMaxBodyBytes ||
+      outbox_.size() + unwritten_events_ >= options_.max_outbox) {
     ++counters_.dropped;  // found by the other nodes within feed_miss_ttl_secs instead
     return;
   }
@@ -145,28 +143,81 @@ void FleetFeed::Flush() {
     MutexLock l(&mu_);
     tokens.swap(outbox_);
   }
-  while (!tokens.empty()) {
+  if (!tokens.empty()) {
     char seq[17];
-    snprintf(seq, sizeof(seq), "%016" PRIx64, next_seq_++);
-    std::string key = root_ + options_.node_id + "/" + seq;
-    while (!tokens.empty() && key.size() + tokens.front().size() <= kMaxKeyBytes) {
-      key += tokens.front();
-      tokens.pop_front();
+    snprintf(seq, sizeof(seq), "%016" PRIx64, next_seq_);
+    const std::string head = root_ + options_.node_id + "/" + seq;
+    size_t bytes = head.size();
+    for (const std::string& t : tokens) bytes += t.size();
+    if (bytes <= kMaxKeyBytes) {
+      // All of it fits in one key: an entry a reader gets from the LIST alone.
+      Unwritten e{head, "", tokens.size()};
+      for (std::string& t : tokens) e.key += t;
+      ++next_seq_;
+      unwritten_.push_back(std::move(e));
+      tokens.clear();
     }
-    unwritten_.push_back(std::move(key));
+    while (!tokens.empty()) {
+      // A burst: the events go in bodies, one PUT for up to kMaxBodyBytes of them.
+      snprintf(seq, sizeof(seq), "%016" PRIx64, next_seq_++);
+      Unwritten e{root_ + options_.node_id + "/" + seq + kSep + "b", "", 0};
+      while (!tokens.empty() && e.body.size() + tokens.front().size() <= kMaxBodyBytes) {
+        e.body += tokens.front();
+        tokens.pop_front();
+        ++e.events;
+      }
+      unwritten_.push_back(std::move(e));
+    }
+  }
+  size_t pending = 0;
+  for (const Unwritten& e : unwritten_) pending += e.events;
+  {
+    MutexLock l(&mu_);
+    unwritten_events_ = pending;
   }
   while (!unwritten_.empty()) {
     ++counters_.puts;
-    auto put = store_->Put(unwritten_.front(), Body::FromMemory("", 0), PutOptions{});
+    const Unwritten& e = unwritten_.front();
+    auto put = store_->Put(e.key, Body::FromMemory(e.body.data(), e.body.size()), PutOptions{});
     if (!put.ok()) {
       ++counters_.failures;
       spdlog::debug("kvfs: writing a fleet feed entry: {}", put.status().ToString());
       return;  // the same key again next interval: readers see its sequence number once
     }
     ++counters_.entries_written;
-    written_.emplace_back(std::move(unwritten_.front()), Now());
+    {
+      MutexLock l(&mu_);
+      unwritten_events_ -= std::min(unwritten_events_, e.events);
+    }
+    written_.emplace_back(e.key, Now());
     unwritten_.pop_front();
   }
+}
+
+bool FleetFeed::ParseEvents(std::string_view text, std::vector<FeedEvent>* events) {
+  // Any text may be there (another tool's key, a corrupt body): nothing is trusted to parse,
+  // nothing throws.
+  if (text.empty() || text[0] != kSep) return false;
+  std::vector<std::string_view> f = Split(text.substr(1), kSep);
+  std::vector<FeedEvent> out;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i].size() < 2) return false;
+    FeedEvent ev;
+    ev.info.key = std::string(f[i].substr(1));
+    if (f[i][0] == 'r') {
+      ev.kind = FeedEvent::kRemoved;
+    } else if (f[i][0] == 's' && i + 2 < f.size() && !f[i + 1].empty()) {
+      ev.kind = FeedEvent::kStored;
+      if (!ParseNumber(f[i + 1], 10, &ev.info.size)) return false;
+      ev.info.etag = std::string(f[i + 2]);
+      i += 2;
+    } else {
+      return false;
+    }
+    out.push_back(std::move(ev));
+  }
+  for (FeedEvent& ev : out) events->push_back(std::move(ev));
+  return true;
 }
 
 std::optional<FleetFeed::Entry> FleetFeed::ParseEntry(std::string_view root, std::string_view key) {
@@ -176,26 +227,33 @@ std::optional<FleetFeed::Entry> FleetFeed::ParseEntry(std::string_view root, std
   if (slash == std::string_view::npos || slash == 0) return std::nullopt;
   Entry e;
   e.node = std::string(key.substr(0, slash));
-  std::vector<std::string_view> f = Split(key.substr(slash + 1), kSep);
-  // Any key may be there (another tool's): nothing is trusted to parse, nothing throws.
-  if (f[0].size() != 16 || !ParseNumber(f[0], 16, &e.seq)) return std::nullopt;
-  for (size_t i = 1; i < f.size(); ++i) {
-    if (f[i].size() < 2) return std::nullopt;
-    FeedEvent ev;
-    ev.info.key = std::string(f[i].substr(1));
-    if (f[i][0] == 'r') {
-      ev.kind = FeedEvent::kRemoved;
-    } else if (f[i][0] == 's' && i + 2 < f.size() && !f[i + 1].empty()) {
-      ev.kind = FeedEvent::kStored;
-      if (!ParseNumber(f[i + 1], 10, &ev.info.size)) return std::nullopt;
-      ev.info.etag = std::string(f[i + 2]);
-      i += 2;
-    } else {
-      return std::nullopt;
-    }
-    e.events.push_back(std::move(ev));
+  const std::string_view rest = key.substr(slash + 1);
+  if (rest.size() < 16 || !ParseNumber(rest.substr(0, 16), 16, &e.seq)) return std::nullopt;
+  const std::string_view events = rest.substr(16);
+  if (events == std::string_view("~b")) {
+    e.bodied = true;
+    return e;
   }
+  if (events.empty()) return e;
+  if (!ParseEvents(events, &e.events)) return std::nullopt;
   return e;
+}
+
+Status FleetFeed::ReadBody(const std::string& key, uint64_t size, std::vector<FeedEvent>* events) {
+  if (size == 0 || size > kMaxBodyBytes) {
+    return Status::DataLoss("fleet feed entry '" + key + "': a body of " + std::to_string(size) +
+                            " bytes is no entry of kvfs's");
+  }
+  std::string body(size, '\0');
+  GetRequest req;
+  req.key = key;
+  req.length = size;
+  auto got = store_->Get(req, body.data());
+  if (!got.ok()) return got.status();
+  if (*got != size || !ParseEvents(body, events)) {
+    return Status::DataLoss("fleet feed entry '" + key + "': its body does not parse");
+  }
+  return Status::OK();
 }
 
 Status FleetFeed::Poll() {
@@ -203,7 +261,7 @@ Status FleetFeed::Poll() {
   ListRequest req;
   req.prefix = root_;
   ListLoopGuard guard("reading the fleet feed '" + root_ + "'");
-  std::vector<std::pair<std::string, int64_t>> listed;  // key, Last-Modified
+  std::vector<Listed> listed;
   do {
     KVFS_RETURN_IF_ERROR(guard.BeforePage(req.continuation_token));
     ++counters_.lists;
@@ -212,7 +270,7 @@ Status FleetFeed::Poll() {
       ++counters_.failures;
       return page.status();
     }
-    for (const ObjectInfo& o : page->objects) listed.emplace_back(o.key, o.mtime_sec);
+    for (const ObjectInfo& o : page->objects) listed.push_back({o.key, o.mtime_sec, o.size});
     KVFS_RETURN_IF_ERROR(guard.AfterPage(listed.size(), page->truncated));
     req.continuation_token = page->truncated ? page->next_continuation_token : "";
   } while (!req.continuation_token.empty());
@@ -223,17 +281,43 @@ Status FleetFeed::Poll() {
   std::unordered_set<std::string> now_listed;
   int64_t newest = 0;
   bool gap = false;
-  for (const auto& [key, mtime] : listed) {
-    newest = std::max(newest, mtime);
-    auto e = ParseEntry(root_, key);
+  // A body that could not be read now (the store failed): the entry is read again next time, and
+  // this read is not complete (it does not renew what Covers trusts).
+  Status incomplete;
+  for (const Listed& l : listed) {
+    newest = std::max(newest, l.mtime);
+    auto e = ParseEntry(root_, l.key);
     if (!e) continue;  // not an entry (another tool's key): ignored
-    now_listed.insert(key);
-    if (e->node == options_.node_id) continue;
+    if (e->node == options_.node_id) {
+      now_listed.insert(l.key);
+      continue;
+    }
     seqs[e->node].insert(e->seq);
-    if (applied_.count(key)) continue;
+    if (applied_.count(l.key)) {
+      now_listed.insert(l.key);
+      continue;
+    }
+    if (e->bodied) {
+      ++counters_.gets;
+      Status st = ReadBody(l.key, l.size, &e->events);
+      if (!st.ok()) {
+        ++counters_.failures;
+        if (st.code() == StatusCode::kNotFound || st.code() == StatusCode::kDataLoss) {
+          // Expired since the listing, or not an entry of ours: its events are lost to this
+          // node, as if it were missing (a gap: the misses cached before are asked again).
+          spdlog::debug("kvfs: fleet feed: {}", st.ToString());
+          gap = true;
+          now_listed.insert(l.key);
+        } else if (incomplete.ok()) {
+          incomplete = st.Annotate("reading fleet feed entry '" + l.key + "'");
+        }
+        continue;
+      }
+    }
+    now_listed.insert(l.key);
     for (FeedEvent& ev : e->events) {
       ev.info.key = options_.key_prefix + ev.info.key;
-      ev.info.mtime_sec = mtime;
+      ev.info.mtime_sec = l.mtime;
       ++counters_.received;
       apply_(ev);
     }
@@ -259,15 +343,14 @@ Status FleetFeed::Poll() {
       trust_since_ = started;
       if (gap) ++counters_.gaps;
     }
-    last_read_start_ = started;
+    if (incomplete.ok()) last_read_start_ = started;
   }
   first_read_done_ = true;
   Expire(newest, listed);
-  return Status::OK();
+  return incomplete;
 }
 
-void FleetFeed::Expire(int64_t newest_mtime,
-                       const std::vector<std::pair<std::string, int64_t>>& listed) {
+void FleetFeed::Expire(int64_t newest_mtime, const std::vector<Listed>& listed) {
   const Time now = Now();
   // DELETEs per interval spent on expiry: a node writes at most two entries an interval, and a
   // read must not wait behind a long run of deletes.
@@ -288,14 +371,14 @@ void FleetFeed::Expire(int64_t newest_mtime,
   const int64_t stale =
       newest_mtime -
       10 * std::chrono::duration_cast<std::chrono::seconds>(options_.retention).count();
-  for (const auto& [key, mtime] : listed) {
+  for (const Listed& l : listed) {
     if (budget <= 0) break;
-    if (mtime == 0 || mtime >= stale) continue;
-    auto e = ParseEntry(root_, key);
+    if (l.mtime == 0 || l.mtime >= stale) continue;
+    auto e = ParseEntry(root_, l.key);
     if (e && e->node == options_.node_id) continue;
     --budget;
     ++counters_.deletes;
-    if (!store_->Delete(key).ok()) ++counters_.failures;
+    if (!store_->Delete(l.key).ok()) ++counters_.failures;
   }
 }
 

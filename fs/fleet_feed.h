@@ -11,16 +11,21 @@
 // FsOptions::feed_miss_ttl_secs, the bound for writers that are not kvfs.
 //
 // Entries. Each node writes "<root><node>/<seq, 16 hex>" followed by its events, "~s<rel>~<size>
-// ~<etag>" (stored) or "~r<rel>" (deleted), rel being the chunk's key without key_prefix; as many
-// as fit in a 1,024-byte key. The key is the whole entry (an empty object): one LIST page tells a
-// reader 1,000 entries' names, sizes and ETags, no GET. A node's sequence numbers run 1, 2, 3...
-// per mount (node ids are new per mount); each node deletes its own entries once they are
-// `retention` old, and anybody deletes entries ten retentions older than the newest listed (the
-// store's Last-Modified against the store's, never two nodes' clocks: a node that died).
+// ~<etag>" (stored) or "~r<rel>" (deleted), rel being the chunk's key without key_prefix. When
+// what an interval gathered fits in a 1,024-byte key, the key is the whole entry (an empty
+// object): one LIST page tells a reader 1,000 entries' names, sizes and ETags, no GET. When it does
+// not (a burst: an engine stores a request's chunks back to back, 16 to 1,000 in a second, with
+// names up to 255 bytes), the entry is "<root><node>/<seq>~b" and its body holds the events, up to
+// kMaxBodyBytes: one PUT per write however large the burst, one GET per such entry for a reader.
+// A node's sequence numbers run 1, 2, 3... per mount (node ids are new per mount); each node
+// deletes its own entries once they are `retention` old, and anybody deletes entries ten
+// retentions older than the newest listed (the store's Last-Modified against the store's, never
+// two nodes' clocks: a node that died). A reader of an older kvfs takes a "~b" entry for a key
+// that is no entry: a hole in that node's numbers, so it asks its misses again (a gap).
 //
 // What a reader trusts. A read of the feed that completed without error and started at S has
 // applied every entry listed then. A writer lists its events within one interval of the close
-// (or unlink) that caused them (half of one, at most two entries an interval), so a miss recorded
+// (or unlink) that caused them (half of one, at most two writes an interval), so a miss recorded
 // at t is still right at `now` for every chunk stored before S - interval - (request time). A
 // reader trusts misses recorded at or after the last discontinuity (its first read, or a read that
 // found an entry missing between two it read: lost, late, or expired while this node lagged - then
@@ -29,12 +34,15 @@
 // unannounced: they are found within feed_miss_ttl_secs, like any other writer's.
 //
 // Cost per node: one LIST per interval (one page up to ~1,000 entries fleet-wide: with 10 s of
-// retention and 400 ms intervals, 40 writing nodes), one PUT per announcement - written at once,
-// at most two per interval, each holding what accumulated (up to ~6 events an entry, then more
-// entries) - and one DELETE per entry it wrote, 10 s later.
+// retention and 400 ms intervals, 40 writing nodes), one PUT per write - at once, at most two
+// writes per interval, each one entry holding all that accumulated (more entries only past
+// kMaxBodyBytes, ~1,200 events of 255-byte names) - one GET per bodied entry of the other nodes,
+// and one DELETE per entry it wrote, 10 s later.
 //
 // Memory: the outbox holds at most max_outbox events (more are dropped and counted: those names
-// are then found within feed_miss_ttl_secs); the reader keeps the keys of the last listing.
+// are then found within feed_miss_ttl_secs); entries whose PUT failed are kept for the next
+// interval (their events count against max_outbox); the reader keeps the keys of the last listing
+// and reads one body (at most kMaxBodyBytes) at a time.
 //
 // Thread-safety: thread-safe. One background thread (Start/Stop); `apply` runs on it.
 #pragma once
@@ -79,6 +87,8 @@ class FleetFeed {
  public:
   using Apply = std::function<void(const FeedEvent&)>;
   static constexpr size_t kMaxKeyBytes = 1024;
+  // The largest body of an entry written or read (a larger listed one is not an entry of ours).
+  static constexpr size_t kMaxBodyBytes = 1 << 20;
 
   // `apply` is called on the feed's thread with each event another node announced.
   FleetFeed(std::shared_ptr<ObjectStore> store, FleetFeedOptions options, Apply apply,
@@ -110,9 +120,13 @@ class FleetFeed {
   struct Entry {
     std::string node;
     uint64_t seq = 0;
-    std::vector<FeedEvent> events;  // keys without key_prefix
+    bool bodied = false;            // "~b": the events are in the object's body
+    std::vector<FeedEvent> events;  // keys without key_prefix; empty when bodied
   };
   static std::optional<Entry> ParseEntry(std::string_view root, std::string_view key);
+  // The events of a body (or of a key after its sequence number): "~s...~r...". False when it
+  // does not parse (nothing is appended then).
+  static bool ParseEvents(std::string_view text, std::vector<FeedEvent>* events);
 
  private:
   using Time = std::chrono::steady_clock::time_point;
@@ -120,11 +134,22 @@ class FleetFeed {
   // The feed was read completely within the last two intervals and a second.
   bool LiveLocked(Time now) const REQUIRES(mu_);
   void Run() EXCLUDES(mu_);
-  // The outbox as entry keys (PUT); failed ones stay for the next interval.
+  struct Unwritten {
+    std::string key;
+    std::string body;  // empty for an entry that is all key
+    size_t events = 0;
+  };
+  // The outbox as entries (PUT); failed ones stay for the next interval.
   void Flush() EXCLUDES(mu_);
+  // The events of a bodied entry another node wrote (`size` as listed), appended to `events`.
+  Status ReadBody(const std::string& key, uint64_t size, std::vector<FeedEvent>* events);
   Status Poll() EXCLUDES(mu_);
-  void Expire(int64_t newest_mtime, const std::vector<std::pair<std::string, int64_t>>& listed)
-      EXCLUDES(mu_);
+  struct Listed {
+    std::string key;
+    int64_t mtime = 0;
+    uint64_t size = 0;
+  };
+  void Expire(int64_t newest_mtime, const std::vector<Listed>& listed) EXCLUDES(mu_);
   // "~s<rel>~<size>~<etag>" or "~r<rel>"; empty when the key is not under key_prefix.
   std::string Token(const FeedEvent& event) const;
 
@@ -138,9 +163,10 @@ class FleetFeed {
   CondVar cv_;
   bool stop_ GUARDED_BY(mu_) = false;
   std::deque<std::string> outbox_ GUARDED_BY(mu_);  // tokens not yet in an entry
+  size_t unwritten_events_ GUARDED_BY(mu_) = 0;     // events in unwritten_
   // The thread's own state (Step and what it calls).
   uint64_t next_seq_ = 1;
-  std::deque<std::string> unwritten_;                 // entry keys whose PUT failed
+  std::deque<Unwritten> unwritten_;                   // entries whose PUT failed
   std::deque<std::pair<std::string, Time>> written_;  // own entries, oldest first
   std::unordered_set<std::string> applied_;           // entry keys of the last listing
   std::unordered_map<std::string, uint64_t> cursor_;  // node -> highest seq read

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "objstore/store_wrapper.h"
 #include "tests/fakes/memory_store.h"
@@ -175,6 +177,51 @@ TEST_F(DirListingCacheTest, AddedNamesAnswerAndAreCountedOnce) {
   c.RecordListing("p/", {"p/0"}, now_);
   EXPECT_EQ(c.names_held(), 2u) << "added at the listing's start: kept";
   EXPECT_FALSE(c.KnownMissing("p/later"));
+}
+
+// The fleet feed tells of a burst of chunks while the first listing of their directory is in
+// flight, its page read before they were stored: the listing must not hide them once installed
+// (it did, for feed_miss_ttl_secs: LMCache's 16-chunk bursts reached a node that was looking the
+// names up 10-20 s late; issue 47 item 1).
+class AddingDuringListStore : public StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  Result<ListResult> List(const ListRequest& req) override {
+    auto r = StoreWrapper::List(req);
+    if (during) std::exchange(during, nullptr)();
+    return r;
+  }
+  std::function<void()> during;
+};
+
+TEST_F(DirListingCacheTest, NamesAddedWhileTheFirstListingIsInFlightAreNotHidden) {
+  store_->PutObject("p/old", "x");
+  auto racing = std::make_shared<AddingDuringListStore>(store_);
+  DirListingCache::Options o;
+  o.ttl = seconds(30);
+  o.misses_before_listing = 3;
+  DirListingCache c(racing, o, [this] { return now_; });
+  racing->during = [&] {
+    for (const char* k : {"p/new1", "p/new2", "p/sub/new3"}) {
+      store_->PutObject(k, "y");
+      c.NoteAdded(k);  // the feed's event, applied while the listing's page is on its way
+    }
+  };
+  for (const char* m : {"p/m1", "p/m2", "p/m3"}) c.NoteMiss(m);
+  ASSERT_EQ(c.listings(), 1u);
+  EXPECT_TRUE(c.KnownMissing("p/m4"));
+  EXPECT_FALSE(c.KnownMissing("p/new1"));
+  EXPECT_FALSE(c.KnownMissing("p/new2"));
+  EXPECT_FALSE(c.KnownMissing("p/sub/new3"));
+  EXPECT_FALSE(c.KnownMissing("p/sub"));
+
+  // The same for a lookup's own LIST, recorded after the name arrived.
+  const auto started = now_;
+  now_ += seconds(1);
+  c.NoteAdded("q/late");
+  c.RecordListing("q/", {"q/a"}, started);
+  EXPECT_TRUE(c.KnownMissing("q/other"));
+  EXPECT_FALSE(c.KnownMissing("q/late"));
 }
 
 TEST_F(DirListingCacheTest, AnAddedNameBeyondTheBoundDropsTheListing) {
