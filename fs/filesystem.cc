@@ -1097,6 +1097,11 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
   return out.status;
 }
 
+bool Filesystem::MayWaitOnStore(uint64_t fh) const {
+  auto h = handles_.File(fh);
+  return !h.ok() || (*h)->spool != nullptr;  // an unknown handle: its error is not hurried
+}
+
 Status Filesystem::Release(uint64_t fh) {
   KVFS_ASSIGN_OR_RETURN(std::shared_ptr<Handle> h, handles_.TakeFile(fh));
   if (!h->spool) return Status::OK();

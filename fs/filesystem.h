@@ -214,6 +214,10 @@ class Filesystem {
   // (an O_SYNC writer's kernel sends an fsync after every write) unless its writer is unknown.
   Status Fsync(uint64_t fh);
   Status Release(uint64_t fh);
+  // Whether Flush, Fsync or Release of `fh` may wait on the store: its file is written on this
+  // node (an upload, or a chunk accepted and not yet uploaded). False for chunks opened for
+  // reading, whose closes the adapter answers on the FUSE worker itself.
+  bool MayWaitOnStore(uint64_t fh) const;
   Status Unlink(uint64_t parent, const std::string& name);
   // link(2): a second name for a file. Of a file written here (NIXL: link(tmp, final) then
   // unlink(tmp)) it publishes the bytes under the new name, atomically, as a rename would; of an

@@ -132,35 +132,62 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   fuse_reply_attr(req, &st, FsOf(req).entry_timeout_secs());
 }
 
+// The name operations may wait on the store (a rename publishes with a PUT, an unlink or rmdir
+// may DELETE, a link COPYs): on the store-write threads, the name arguments copied first.
 void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
   const ScopedDeadline deadline = RequestDeadline(req);
-  auto r = FsOf(req).Mkdir(parent, name);
-  if (!r.ok()) return ReplyErr(req, "mkdir", Named(parent, name), r.status());
-  ReplyEntry(req, r->attr);
+  WaitOnStoreWrite(
+      req,
+      [req, parent, n = std::string(name)] {
+        auto r = FsOf(req).Mkdir(parent, n);
+        if (!r.ok()) return ReplyErr(req, "mkdir", Named(parent, n.c_str()), r.status());
+        ReplyEntry(req, r->attr);
+      },
+      LateReply(req, "mkdir", Named(parent, name)));
 }
 
 void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
   const ScopedDeadline deadline = RequestDeadline(req);
-  ReplyStatus(req, "rmdir", Named(parent, name), FsOf(req).Rmdir(parent, name));
+  WaitOnStoreWrite(
+      req,
+      [req, parent, n = std::string(name)] {
+        ReplyStatus(req, "rmdir", Named(parent, n.c_str()), FsOf(req).Rmdir(parent, n));
+      },
+      LateReply(req, "rmdir", Named(parent, name)));
 }
 
 void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   const ScopedDeadline deadline = RequestDeadline(req);
-  ReplyStatus(req, "unlink", Named(parent, name), FsOf(req).Unlink(parent, name));
+  WaitOnStoreWrite(
+      req,
+      [req, parent, n = std::string(name)] {
+        ReplyStatus(req, "unlink", Named(parent, n.c_str()), FsOf(req).Unlink(parent, n));
+      },
+      LateReply(req, "unlink", Named(parent, name)));
 }
 
 void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
               const char* newname, unsigned int flags) {
   const ScopedDeadline deadline = RequestDeadline(req);
-  ReplyStatus(req, "rename", Named(parent, name) + " to " + Named(newparent, newname),
-              FsOf(req).Rename(parent, name, newparent, newname, flags));
+  std::string what = Named(parent, name) + " to " + Named(newparent, newname);
+  WaitOnStoreWrite(
+      req,
+      [req, parent, newparent, flags, what, n = std::string(name), nn = std::string(newname)] {
+        ReplyStatus(req, "rename", what, FsOf(req).Rename(parent, n, newparent, nn, flags));
+      },
+      LateReply(req, "rename", what));
 }
 
 void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char* name) {
   const ScopedDeadline deadline = RequestDeadline(req);
-  auto r = FsOf(req).Link(ino, parent, name);
-  if (!r.ok()) return ReplyErr(req, "link", Named(parent, name), r.status());
-  ReplyEntry(req, r->attr);
+  WaitOnStoreWrite(
+      req,
+      [req, ino, parent, n = std::string(name)] {
+        auto r = FsOf(req).Link(ino, parent, n);
+        if (!r.ok()) return ReplyErr(req, "link", Named(parent, n.c_str()), r.status());
+        ReplyEntry(req, r->attr);
+      },
+      LateReply(req, "link", Named(parent, name)));
 }
 
 // Symlinks and special files have no object form: EPERM, as for filesystems that do not support
@@ -261,7 +288,8 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
   // As many threads as FUSE workers: lookups waiting on the store never hold a FUSE worker, and
   // those queued behind them end at their deadline.
   auto store_waits = std::make_unique<Executor>(options.max_threads);
-  fuse_internal::Context ctx{&fs, options, store_waits.get()};
+  auto store_writes = std::make_unique<Executor>(options.max_threads);
+  fuse_internal::Context ctx{&fs, options, store_waits.get(), store_writes.get()};
   fuse_lowlevel_ops ops = fuse_internal::MakeOps();
   fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), &ctx);
   if (se == nullptr) {
@@ -291,7 +319,9 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
         // Returns after unmount or a signal; requests already running complete first.
         rc = fuse_session_loop_mt(se, cfg);
         fuse_loop_cfg_destroy(cfg);
-        store_waits.reset();  // answers what is queued while the session can still take replies
+        // Answer what is queued while the session can still take replies.
+        store_writes.reset();
+        store_waits.reset();
         fs.set_invalidate_fn(nullptr);
         signal_unmount.Stop();
         may_unmount = signal_unmount.SessionMayUnmount();

@@ -166,21 +166,46 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_
   fuse_reply_write(req, *r);
 }
 
+// Closes, fsyncs and releases of a file written here wait for its upload (or for the chunk's
+// acceptance): on the store-write threads. Those of chunks opened for reading answer here, so a
+// cached chunk's close never waits behind stuck uploads.
 void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const ScopedDeadline deadline = RequestDeadline(req);
   // The closing task's pid tells an explicit close from a dying process's implicit one.
-  ReplyStatus(req, "flush", Ino(ino), FsOf(req).Flush(fi->fh, fuse_req_ctx(req)->pid));
+  const pid_t pid = fuse_req_ctx(req)->pid;
+  if (!FsOf(req).MayWaitOnStore(fi->fh)) {
+    return ReplyStatus(req, "flush", Ino(ino), FsOf(req).Flush(fi->fh, pid));
+  }
+  WaitOnStoreWrite(
+      req,
+      [req, ino, pid, fh = fi->fh] {
+        ReplyStatus(req, "flush", Ino(ino), FsOf(req).Flush(fh, pid));
+      },
+      LateReply(req, "flush", Ino(ino)));
 }
 
 void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) {
   const ScopedDeadline deadline = RequestDeadline(req);
-  ReplyStatus(req, "fsync", Ino(ino), FsOf(req).Fsync(fi->fh));
+  if (!FsOf(req).MayWaitOnStore(fi->fh)) {
+    return ReplyStatus(req, "fsync", Ino(ino), FsOf(req).Fsync(fi->fh));
+  }
+  WaitOnStoreWrite(
+      req, [req, ino, fh = fi->fh] { ReplyStatus(req, "fsync", Ino(ino), FsOf(req).Fsync(fh)); },
+      LateReply(req, "fsync", Ino(ino)));
 }
 
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const ScopedDeadline deadline = RequestDeadline(req);
   ForgetOpen(req, fi->fh);
-  ReplyStatus(req, "release", Ino(ino), FsOf(req).Release(fi->fh));
+  if (!FsOf(req).MayWaitOnStore(fi->fh)) {
+    return ReplyStatus(req, "release", Ino(ino), FsOf(req).Release(fi->fh));
+  }
+  // Past its deadline in the queue the release still runs: the handle must go, and the kernel
+  // does not wait for this reply (close() has returned).
+  auto run = [req, ino, fh = fi->fh] {
+    ReplyStatus(req, "release", Ino(ino), FsOf(req).Release(fh));
+  };
+  WaitOnStoreWrite(req, run, run);
 }
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -191,12 +216,13 @@ void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (fuse_reply_open(req, fi) == -ENOENT) FsOf(req).ReleaseDir(*r);
 }
 
-void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  const ScopedDeadline deadline = RequestDeadline(req);
+namespace {
+
+void ServeReaddir(fuse_req_t req, fuse_ino_t ino, uint64_t fh, size_t size, off_t off) {
   std::unique_ptr<char[]> buf(new char[size]);
   size_t used = 0;
   Status st = FsOf(req).ReadDir(
-      fi->fh, static_cast<uint64_t>(off), [&](const DirEntry& e, uint64_t next_offset) {
+      fh, static_cast<uint64_t>(off), [&](const DirEntry& e, uint64_t next_offset) {
         struct stat st;
         std::memset(&st, 0, sizeof(st));
         st.st_ino = e.ino;
@@ -211,6 +237,17 @@ void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file
   // Entries already gathered go out; the failure shows at the next readdir, which starts there.
   if (!st.ok() && used == 0) return ReplyErr(req, "readdir", Ino(ino), st);
   fuse_reply_buf(req, buf.get(), used);
+}
+
+}  // namespace
+
+void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  const ScopedDeadline deadline = RequestDeadline(req);
+  // A page of a listing may have to come from the store: waited for on a store-wait thread,
+  // within blocking_timeout (ETIMEDOUT past it).
+  WaitOnStore(
+      req, [req, ino, fh = fi->fh, size, off] { ServeReaddir(req, ino, fh, size, off); },
+      LateReply(req, "readdir", Ino(ino)));
 }
 
 void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {

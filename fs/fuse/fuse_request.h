@@ -30,6 +30,12 @@ struct Context {
   // on a dead or slow store themselves: stat of cached names, reads of cached chunks, statfs and
   // `kvfs stats` keep a free worker (libfuse allows replies from any thread).
   Executor* store_waits;
+  // Closes, fsyncs and releases of files written here, renames, links, unlinks, mkdir and rmdir
+  // wait for uploads and store writes here: a store that stalls (20 writers in close(), vLLM's
+  // fs tier has 16 store threads) then holds these threads, never every FUSE worker, so cached
+  // chunks still read and names still stat (issue 47 item 5). A pool apart from store_waits:
+  // stuck uploads do not delay the lookups and reads that wait on the store either.
+  Executor* store_writes;
   // Failed replies: at most 20 log lines a second, then a count of those left out.
   LogRateLimiter reply_log{20, 1000};
   // Which opens the kernel reads from cache files itself (enabled at INIT when granted).
@@ -43,6 +49,12 @@ inline Filesystem& FsOf(fuse_req_t req) { return *CtxOf(req).fs; }
 // blocking_timeout. The executor outlives the session loop, so scheduling cannot fail here.
 inline void WaitOnStore(fuse_req_t req, std::function<void()> run, std::function<void()> late) {
   CtxOf(req).store_waits->Schedule(KeepingDeadline(std::move(run), std::move(late)));
+}
+
+// WaitOnStore on the store-write threads (Context::store_writes).
+inline void WaitOnStoreWrite(fuse_req_t req, std::function<void()> run,
+                             std::function<void()> late) {
+  CtxOf(req).store_writes->Schedule(KeepingDeadline(std::move(run), std::move(late)));
 }
 
 void FillStat(const FileAttr& a, struct stat* st);

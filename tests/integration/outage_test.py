@@ -144,10 +144,61 @@ def reads_of_uncached_chunks_leave_threads_free(ctx, store):
     b.unmount()
 
 
+def writers_in_close_leave_threads_free(ctx, store):
+    """20 writers in close() on a store whose PUTs stall (vLLM's fs tier has 16 store threads;
+    the mount has 16 FUSE threads, the default): the closes wait on the store-write threads
+    (WaitOnStoreWrite, fs/fuse/fuse_request.h), so a cached chunk still reads and stats, and a
+    directory listing the stalled store must answer ends with ETIMEDOUT within blocking_timeout
+    instead of failing at once. Every close then fails (nothing is acknowledged that is not
+    stored). blocking_timeout is 12 s here (the default is 30 s) to keep the test short."""
+    timeout = 12
+    c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"),
+               {"blocking_timeout": str(timeout)}, name="c")
+    cached = os.path.join(c.mnt, "cached-c.pt")
+    data = chunk("cached-c", 2 * daemon_test.MIB + 9)
+    write_chunk(c.mnt, "cached-c.pt", data)
+    store.control("/__fault/rules",
+                  b'[{"method": "PUT", "action": "stall", "seconds": 600, "count": -1}]')
+    results = []
+    writers = [threading.Thread(target=lambda i=i: results.append(timed(lambda: write_chunk(
+        c.mnt, "stuck-%02d.pt" % i, chunk("stuck-%d" % i, 2 * daemon_test.MIB))))) for i in range(20)]
+    for t in writers:
+        t.start()
+    time.sleep(1.5)
+    got = expect_fast("read of a cached chunk while 20 writers wait in close() on stalled PUTs",
+                      lambda: read_direct(cached))
+    assert got == data, "cached read differs"
+    expect_fast("stat of a cached chunk (same)", lambda: os.stat(cached))
+    # Now the listings stall too: a readdir waits within blocking_timeout, then ETIMEDOUT (or
+    # is answered from a listing already held) - never an EIO at once.
+    store.control("/__fault/rules",
+                  b'[{"action": "stall", "seconds": 600, "count": -1}]')
+    names, err, secs = timed(lambda: os.listdir(c.mnt))
+    if err is None:
+        assert "cached-c.pt" in names, "ls during the outage: %s" % names
+        ok("ls of the mount during the outage: answered in %.1fs (%d names)" % (secs, len(names)))
+    else:
+        assert err.errno == errno.ETIMEDOUT and secs >= timeout - 1, \
+            "ls of a directory the stalled store must list: %s after %.1fs" % (err, secs)
+        assert secs < timeout + BOUNDED, "ls took %.1fs (blocking_timeout=%ds)" % (secs, timeout)
+        ok("ls of a directory the stalled store must list: ETIMEDOUT after %.1fs "
+           "(blocking_timeout=%ds)" % (secs, timeout))
+    for t in writers:
+        t.join(timeout=timeout + BOUNDED)
+        assert not t.is_alive(), "a writer is still in close() past blocking_timeout"
+    failed = [r for r in results if r[1] is not None]
+    assert len(failed) == 20, "%d of 20 closes on a stalled store returned 0" % (20 - len(failed))
+    ok("the 20 closes all failed (%s), longest %.1fs" % (
+        sorted({errno.errorcode[r[1].errno] for r in failed}), max(r[2] for r in results)))
+    store.recover()
+    c.unmount()
+
+
 def run(ctx, fault_script):
     store = FaultStore(fault_script, ctx.work)
     try:
         reads_of_uncached_chunks_leave_threads_free(ctx, store)
+        writers_in_close_leave_threads_free(ctx, store)
         opts = {"metadata_cache_ttl_secs": "1", "blocking_timeout": str(BLOCKING_TIMEOUT),
                 "circuit_breaker_failures": str(BREAKER_FAILURES),
                 "circuit_breaker_cooldown_ms": "1000", "fuse_threads": "8"}
