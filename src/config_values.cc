@@ -30,7 +30,7 @@ std::optional<Decimal> ParseDecimal(std::string_view& text) {
     digits = true;
     d.mantissa = d.mantissa * 10 + static_cast<unsigned>(c - '0');
     if (point) d.divisor *= 10;
-    // 10^30 still fits in 128 bits with room for the multiplication by a unit below.
+    // Bounded so the digits cannot wrap; Scale checks the multiplication by the unit itself.
     if (d.mantissa > static_cast<unsigned __int128>(1e27) || d.divisor > 1e18) return std::nullopt;
   }
   if (!digits) return std::nullopt;
@@ -38,8 +38,12 @@ std::optional<Decimal> ParseDecimal(std::string_view& text) {
   return d;
 }
 
-// Multiplies, then requires an exact whole result that fits in `max`.
+// Multiplies, then requires an exact whole result that fits in `max`. A product past 128 bits is
+// refused before it is formed: 10^27 PiB would wrap (2^78 PiB is 0 mod 2^128, and was taken as a
+// cache_size of 0).
 std::optional<uint64_t> Scale(const Decimal& d, uint64_t unit, uint64_t max) {
+  const unsigned __int128 all = ~static_cast<unsigned __int128>(0);
+  if (unit != 0 && d.mantissa > all / unit) return std::nullopt;
   unsigned __int128 product = d.mantissa * unit;
   if (product % d.divisor != 0) return std::nullopt;
   unsigned __int128 value = product / d.divisor;

@@ -652,6 +652,9 @@ def case_bad_inputs(ctx):
              store.env)
     nodir = ctx.path("no-such-mountpoint")
     run_fail(ctx, [k, store.source, nodir] + opts(), [nodir, "no such file"], nodir, store.env)
+    # A size past 2^64 bytes in TiB or PiB is refused, never wrapped (2^78 PiB was a cache of 0).
+    run_fail(ctx, [k, store.source, mnt] + opts(cache_size="302231454903657293676544PiB"),
+             ["cache_size", "302231454903657293676544PiB"], mnt, store.env)
 
     # Runtime: a mount that only accepts 8 MiB chunks.
     a = Daemon(ctx, store, mnt, ctx.path("cache"), {"chunk_sizes": "8MiB"})

@@ -28,6 +28,18 @@ TEST(ParseSizeTest, RejectsGarbage) {
   }
 }
 
+TEST(ParseSizeTest, HugeCountsOfTiBAndPiBAreRefusedNotWrapped) {
+  // 2^78 PiB and 2^88 TiB are exactly 2^128 bytes: the 128-bit product wrapped to 0, and
+  // cache_size=302231454903657293676544PiB was a cache of 0 bytes (issue 47 item 11).
+  for (const char* big : {"302231454903657293676544PiB", "302231454903657293676545P",
+                          "309485009821345068724781056TiB", "999999999999999999999999999P",
+                          "16384PiB", "16777216TiB"}) {
+    EXPECT_EQ(ParseSize(big), std::nullopt) << big;
+  }
+  EXPECT_EQ(ParseSize("16383PiB"), uint64_t{16383} << 50);
+  EXPECT_EQ(ParseSize("16777215TiB"), uint64_t{16777215} << 40);
+}
+
 TEST(FormatSizeTest, UsesTheLargestExactUnit) {
   EXPECT_EQ(FormatSize(0), "0");
   EXPECT_EQ(FormatSize(1000), "1000");
