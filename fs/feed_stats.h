@@ -30,7 +30,12 @@ namespace kvfs {
   /* entries found missing between ones read (lost or late, or expired while this node lagged): */ \
   /* the misses cached before are then asked again                                             */  \
   X(gaps, "kvfs_feed_gaps", kCounter)                                                              \
-  X(dropped, "kvfs_feed_names_dropped", kCounter) /* not announced (outbox full, name too long) */
+  X(dropped, "kvfs_feed_names_dropped", kCounter) /* not announced (outbox full, writes paused) */ \
+  /* requests of the feed the store's policy refused (AccessDenied): see writes_paused         */  \
+  X(refused, "kvfs_feed_refused", kCounter)                                                        \
+  /* 1: this node writes no entries (its DELETEs fail, or a PUT was refused): its new chunks   */  \
+  /* are found elsewhere within feed_miss_ttl_secs                                             */  \
+  X(writes_paused, "kvfs_feed_writes_paused", kGauge)
 
 struct FeedStats {
   KVFS_FEED_STATS(KVFS_STAT_VALUE)

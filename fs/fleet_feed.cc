@@ -128,7 +128,7 @@ void FleetFeed::Announce(FeedEvent event) {
   std::string token = Token(event);
   MutexLock l(&mu_);
   ++counters_.announced;
-  if (token.empty() || token.size() > kMaxBodyBytes ||
+  if (token.empty() || token.size() > kMaxBodyBytes || paused_ || put_refused_ ||
       outbox_.size() + unwritten_events_ >= options_.max_outbox) {
     ++counters_.dropped;  // found by the other nodes within feed_miss_ttl_secs instead
     return;
@@ -137,10 +137,46 @@ void FleetFeed::Announce(FeedEvent event) {
   if (outbox_.size() == 1) cv_.SignalAll();  // the feed's thread writes it (Run)
 }
 
+void FleetFeed::OwnRequestFailed(const char* what, const std::string& key, const Status& st) {
+  ++counters_.failures;
+  if (st.code() != StatusCode::kPermissionDenied) {
+    spdlog::debug("kvfs: {} fleet feed entry {}: {}", what, key, st.ToString());
+    return;
+  }
+  ++counters_.refused;
+  MutexLock l(&mu_);
+  if (std::string_view(what) == "writing") {
+    if (!put_refused_) {
+      spdlog::warn(
+          "kvfs: the store refuses to let this node write its fleet feed entries ({}): it "
+          "announces nothing more, and other nodes find its new chunks within "
+          "feed_miss_ttl_secs. Allow s3:PutObject and s3:DeleteObject under '{}'",
+          st.ToString(), root_);
+    }
+    put_refused_ = true;
+    outbox_.clear();
+  } else if (!warned_delete_) {
+    warned_delete_ = true;
+    spdlog::warn(
+        "kvfs: the store refuses to delete this node's fleet feed entries ({}): past {} of them "
+        "it writes no more, and other nodes find its new chunks within feed_miss_ttl_secs. "
+        "Allow s3:DeleteObject under '{}'",
+        st.ToString(), kMaxWritten, root_);
+  }
+}
+
 void FleetFeed::Flush() {
   std::deque<std::string> tokens;
   {
     MutexLock l(&mu_);
+    paused_ = written_.size() >= kMaxWritten;
+    if (paused_ || put_refused_) {
+      // Nothing more is listed while this node's entries cannot be deleted (or written): what
+      // every node reads stays bounded. The outbox's names are found by the floor instead.
+      counters_.dropped += outbox_.size();
+      outbox_.clear();
+      return;
+    }
     tokens.swap(outbox_);
   }
   if (!tokens.empty()) {
@@ -180,8 +216,7 @@ void FleetFeed::Flush() {
     const Unwritten& e = unwritten_.front();
     auto put = store_->Put(e.key, Body::FromMemory(e.body.data(), e.body.size()), PutOptions{});
     if (!put.ok()) {
-      ++counters_.failures;
-      spdlog::debug("kvfs: writing a fleet feed entry: {}", put.status().ToString());
+      OwnRequestFailed("writing", e.key, put.status());
       return;  // the same key again next interval: readers see its sequence number once
     }
     ++counters_.entries_written;
@@ -272,6 +307,20 @@ Status FleetFeed::Poll() {
     }
     for (const ObjectInfo& o : page->objects) listed.push_back({o.key, o.mtime_sec, o.size});
     KVFS_RETURN_IF_ERROR(guard.AfterPage(listed.size(), page->truncated));
+    if (page->truncated && listed.size() >= kMaxListed) {
+      // Entries nobody deletes (a policy without s3:DeleteObject): not read to the end, so this
+      // read covers nothing (the floor), at a bounded cost.
+      if (!warned_listing_) {
+        warned_listing_ = true;
+        spdlog::warn(
+            "kvfs: the fleet feed '{}' holds more than {} entries (are DELETEs refused?): it is "
+            "no longer read to its end, and misses hold negative_cache_ttl_ms",
+            root_, kMaxListed);
+      }
+      ++counters_.failures;
+      return Status::ResourceExhausted("the fleet feed '" + root_ + "' holds more than " +
+                                       std::to_string(kMaxListed) + " entries");
+    }
     req.continuation_token = page->truncated ? page->next_continuation_token : "";
   } while (!req.continuation_token.empty());
   ++counters_.polls;
@@ -361,7 +410,7 @@ void FleetFeed::Expire(int64_t newest_mtime, const std::vector<Listed>& listed) 
     ++counters_.deletes;
     Status st = store_->Delete(written_.front().first);
     if (!st.ok()) {
-      ++counters_.failures;
+      OwnRequestFailed("deleting", written_.front().first, st);
       return;
     }
     written_.pop_front();
@@ -402,6 +451,7 @@ FeedStats FleetFeed::Stats() const {
   FeedStats s = counters_.Snapshot();
   const Time now = Now();
   MutexLock l(&mu_);
+  s.writes_paused = paused_ || put_refused_ ? 1 : 0;
   if (last_read_start_) {
     s.lag_ms = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(now - *last_read_start_).count());

@@ -39,6 +39,15 @@
 // kMaxBodyBytes, ~1,200 events of 255-byte names) - one GET per bodied entry of the other nodes,
 // and one DELETE per entry it wrote, 10 s later.
 //
+// A store that refuses the feed (a bucket policy without s3:DeleteObject or s3:PutObject under
+// ~kvfs-feed/, or DELETEs that keep failing): a node keeps at most kMaxWritten of its own entries
+// listed - past that it writes no more until its deletes go through again (the cap is ~5 times
+// what 10 s of retention hold at two writes an interval), and a refused PUT stops its writes for
+// the mount's life; each is logged once and counted (kvfs_feed_refused, kvfs_feed_writes_paused),
+// and the names this node stores are then found within feed_miss_ttl_secs, the floor. A reader
+// reads at most kMaxListed entries an interval: a longer feed (many such nodes) is not read to
+// its end, so its reads are incomplete and misses fall back to negative_cache_ttl_ms.
+//
 // Memory: the outbox holds at most max_outbox events (more are dropped and counted: those names
 // are then found within feed_miss_ttl_secs); entries whose PUT failed are kept for the next
 // interval (their events count against max_outbox); the reader keeps the keys of the last listing
@@ -89,6 +98,9 @@ class FleetFeed {
   static constexpr size_t kMaxKeyBytes = 1024;
   // The largest body of an entry written or read (a larger listed one is not an entry of ours).
   static constexpr size_t kMaxBodyBytes = 1 << 20;
+  // Own entries kept listed (awaiting their DELETE) before writes pause; entries read per poll.
+  static constexpr size_t kMaxWritten = 256;
+  static constexpr size_t kMaxListed = 10'000;
 
   // `apply` is called on the feed's thread with each event another node announced.
   FleetFeed(std::shared_ptr<ObjectStore> store, FleetFeedOptions options, Apply apply,
@@ -150,6 +162,8 @@ class FleetFeed {
     uint64_t size = 0;
   };
   void Expire(int64_t newest_mtime, const std::vector<Listed>& listed) EXCLUDES(mu_);
+  // A request of this node's own entries failed: counted, and a policy's refusal logged.
+  void OwnRequestFailed(const char* what, const std::string& key, const Status& st) EXCLUDES(mu_);
   // "~s<rel>~<size>~<etag>" or "~r<rel>"; empty when the key is not under key_prefix.
   std::string Token(const FeedEvent& event) const;
 
@@ -164,6 +178,10 @@ class FleetFeed {
   bool stop_ GUARDED_BY(mu_) = false;
   std::deque<std::string> outbox_ GUARDED_BY(mu_);  // tokens not yet in an entry
   size_t unwritten_events_ GUARDED_BY(mu_) = 0;     // events in unwritten_
+  // Writes paused: kMaxWritten own entries listed (DELETEs failing), or stopped for good (a PUT
+  // refused by the store's policy). Announce drops while either holds.
+  bool paused_ GUARDED_BY(mu_) = false;
+  bool put_refused_ GUARDED_BY(mu_) = false;
   // The thread's own state (Step and what it calls).
   uint64_t next_seq_ = 1;
   std::deque<Unwritten> unwritten_;                   // entries whose PUT failed
@@ -171,6 +189,7 @@ class FleetFeed {
   std::unordered_set<std::string> applied_;           // entry keys of the last listing
   std::unordered_map<std::string, uint64_t> cursor_;  // node -> highest seq read
   bool first_read_done_ = false;
+  bool warned_delete_ = false, warned_listing_ = false;  // logged once
   // What Covers reads.
   std::optional<Time> last_read_start_ GUARDED_BY(mu_);  // of the last complete read
   Time trust_since_ GUARDED_BY(mu_){};                   // of the last discontinuity

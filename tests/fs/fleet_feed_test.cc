@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <vector>
 
 #include "tests/fakes/fault_store.h"
@@ -311,6 +313,71 @@ TEST_F(FleetFeedTest, NamesThatCannotBeAnnouncedAreCountedNotLost) {
   ASSERT_TRUE(b->Step().ok());
   ASSERT_EQ(got_b.size(), 1u);
   EXPECT_EQ(got_b[0].info.key, "p/" + std::string(1100, 'x'));
+}
+
+// A bucket policy without s3:DeleteObject (or s3:PutObject) under ~kvfs-feed/: what a node
+// keeps listed and what every node reads stay bounded, it is counted, and this node's names fall
+// back to the floor (issue 47 item 6).
+TEST_F(FleetFeedTest, RefusedDeletesPauseWritesAtABoundAndRefusedPutsStopThem) {
+  auto faults = std::make_shared<FaultStore>(mem_);
+  std::vector<FeedEvent> got;
+  FleetFeedOptions o;
+  o.key_prefix = "p/";
+  o.node_id = "nodeA";
+  FleetFeed a(
+      faults, o, [&](const FeedEvent& e) { got.push_back(e); }, [this] { return now_; });
+  faults->InjectError(StoreOp::kDelete,
+                      {Status::PermissionDenied("AccessDenied"), FaultStore::kForever});
+  for (size_t i = 0; i < 2 * FleetFeed::kMaxWritten; ++i) {
+    a.Announce(Stored("p/" + std::to_string(i) + ".bin", 1, "aa"));
+    (void)a.Step();
+    now_ += seconds(1);  // past retention: every interval tries to delete
+  }
+  EXPECT_EQ(FeedKeys().size(), FleetFeed::kMaxWritten) << "listed entries stay at the bound";
+  FeedStats st = a.Stats();
+  EXPECT_EQ(st.writes_paused, 1u);
+  EXPECT_GE(st.refused, 1u);
+  EXPECT_GE(st.dropped, FleetFeed::kMaxWritten - 1);
+  // Deletes allowed again: the entries go, and writes resume.
+  faults->ClearFaults();
+  for (int i = 0; i < 100 && a.Stats().writes_paused; ++i) {
+    now_ += seconds(1);
+    (void)a.Step();
+  }
+  EXPECT_EQ(a.Stats().writes_paused, 0u);
+  a.Announce(Stored("p/again.bin", 1, "aa"));
+  ASSERT_TRUE(a.Step().ok());
+  const auto keys = FeedKeys();
+  EXPECT_TRUE(std::any_of(keys.begin(), keys.end(), [](const std::string& k) {
+    return k.find("~sagain.bin~") != std::string::npos;
+  }));
+
+  // A refused PUT: nothing more is written, for the mount's life.
+  faults->InjectError(StoreOp::kPut,
+                      {Status::PermissionDenied("AccessDenied"), FaultStore::kForever});
+  a.Announce(Stored("p/refused.bin", 1, "aa"));
+  (void)a.Step();
+  faults->ClearFaults();
+  a.Announce(Stored("p/later.bin", 1, "aa"));
+  const uint64_t puts = mem_->Calls(StoreOp::kPut);
+  (void)a.Step();
+  EXPECT_EQ(mem_->Calls(StoreOp::kPut), puts);
+  EXPECT_EQ(a.Stats().writes_paused, 1u);
+}
+
+TEST_F(FleetFeedTest, AFeedTooLongToReadCoversNothing) {
+  for (size_t i = 0; i < FleetFeed::kMaxListed + 10; ++i) {
+    char key[64];
+    snprintf(key, sizeof(key), "p/~kvfs-feed/dead/%016zx", i + 1);
+    mem_->PutObject(key, "");
+  }
+  std::vector<FeedEvent> got;
+  auto b = Feed("nodeB", &got);
+  const auto miss = now_;
+  EXPECT_FALSE(b->Step().ok());
+  EXPECT_FALSE(b->Covers(miss)) << "a read that stopped early covers nothing";
+  EXPECT_EQ(b->Stats().live, 0u);
+  EXPECT_LE(mem_->Calls(StoreOp::kList), FleetFeed::kMaxListed / 1000 + 1) << "a bounded cost";
 }
 
 // Two filesystems on one store, each with its feed: a miss holds past negative_ttl_ms without a
