@@ -1450,9 +1450,11 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
       queued.place = {};  // the old name is forgotten above; the new one is the file's own
       Apply(queued, lf);
     }
-    // A local file that had the target name is gone. Discarded after lf's lock is released:
-    // two SpoolFile locks are never held at once.
-    if (replaced) replaced->Discard();
+    // A local file that had the target name is gone from it, after lf's lock is released (two
+    // SpoolFile locks are never held at once). One another process is still writing keeps its
+    // bytes and meets the renamed object at its own close (SpoolFile::Displace): discarding it
+    // made that close return 0 with nothing stored (issue 47 item 10).
+    if (replaced) replaced->Displace();
   } else {
     KVFS_ASSIGN_OR_RETURN(Node node, Resolve(src_key));
     if (node.kind == MetaEntry::kDir) {

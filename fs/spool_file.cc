@@ -423,6 +423,25 @@ bool SpoolFile::Discard() {
   return temp_;
 }
 
+bool SpoolFile::Displace() {
+  {
+    MutexLock l(&mu_);
+    const bool being_written =
+        (handles_ > 0 && (state_ == State::kClean || state_ == State::kDirty)) ||
+        state_ == State::kQueued;
+    if (!temp_ && being_written) {
+      spdlog::info(
+          "kvfs: '{}' was renamed over while {} bytes of it were still being written here: the "
+          "writer's close publishes them against the renamed file's object (conditional create: "
+          "EEXIST unless the same bytes)",
+          place_.display, size_);
+      return false;
+    }
+  }
+  Discard();
+  return true;
+}
+
 SpoolFile::Outcome SpoolFile::LinkTo(const Place& dst) {
   MutexLock l(&mu_);
   CatchUpLocked();

@@ -14,7 +14,9 @@
 //   kDirty --Abandon (implicit close by a dying process)--> kAbandoned: hidden, nothing sent;
 //   kAbandoned --Commit (a live holder of the same descriptor closes it)--> as from kDirty
 //   kAbandoned --last Release--> kDiscarded
-//   any --Discard (unlink, replaced by a rename)--> kDiscarded
+//   any --Discard (unlink; renamed over while idle, committed or a temp file)--> kDiscarded
+//   kClean | kDirty open, kQueued --Displace (renamed over)--> unchanged, out of SpoolFiles: its
+//   own close publishes it under the conditional-create rules
 //   temp file --Abandon, then last Release with no live close since--> kDiscarded
 //   temp file --RenameTo(final name)--> kCommitted under the new key (or unchanged on failure)
 //   last handle released in kCommitted, object created by this file --> spool adopted by the
@@ -203,6 +205,13 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // unlink(), or another file renamed over this one: never uploaded; open handles keep their
   // bytes. Returns whether it was a temp file.
   bool Discard() EXCLUDES(mu_);
+  // Another file was renamed over this one's name. A file still open for writing (kClean or
+  // kDirty with handles) or accepted and queued (write_back) is not discarded: its writer's
+  // close() must not return 0 with nothing stored, so it keeps its bytes and publishes at its
+  // own close under the conditional-create rules, against the object the rename stored (the same
+  // bytes: success; another size: EEXIST). Anything else (idle, committed, abandoned, a temp
+  // file) is discarded as by Discard(). Returns whether it was discarded.
+  bool Displace() EXCLUDES(mu_);
   // link() of this file to `dst`: uploads these bytes as dst.key with a create that never
   // replaces (link(2) fails EEXIST when the name exists; identical bytes count as done). The file
   // itself is unchanged: its own name stays what it was (NIXL: link(tmp, final), unlink(tmp)).

@@ -69,7 +69,7 @@ Result<UploadOutcome> Uploader::Upload(const std::string& key, int fd, uint64_t 
 
 Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_t size,
                                          const std::string& display_name, bool no_replace,
-                                         std::optional<uint32_t> known_crc) {
+                                         std::optional<uint32_t> known_crc, bool retried_empty) {
   // The store has already made sure the key exists (objstore/s3 checks a doubtful 412 itself);
   // what is left is the exists policy, which needs the existing object's size.
   auto head = store_->Head(key);
@@ -91,6 +91,27 @@ Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_
     head->key = key;
     return UploadOutcome{std::move(head).value(), /*created=*/false};
   }
+  if (!no_replace && head->size == 0 && size > 0 && size <= kMaxReplacePut && !head->etag.empty()) {
+    // An empty object is no chunk (no engine writes one): it is a name that was created and
+    // closed before its bytes came - fio lays its file out that way, `touch x; echo hello > x`
+    // too. Keeping it would drop the whole chunk written after it (EEXIST at a close nobody
+    // checks), so the first whole chunk replaces it - conditionally: only while the key still
+    // holds that empty version (If-Match on its ETag), so two writers racing end with one whole
+    // version and the loser meets it here again (same bytes: ours; else the rules above).
+    auto put = PutOnce(key, fd, size, known_crc, /*conditional=*/false, head->etag);
+    if (put.ok()) {
+      spdlog::info("kvfs: '{}' replaced the empty object {} with {} bytes", display_name, key,
+                   size);
+      return UploadOutcome{std::move(put).value(), /*created=*/true};
+    }
+    if (put.status().code() != StatusCode::kPreconditionFailed) {
+      return AsIoError(put.status(), display_name, key);
+    }
+    if (!retried_empty) {
+      // Another version got there first: judge that one as any existing object.
+      return OnExists(key, fd, size, display_name, no_replace, known_crc, /*retried_empty=*/true);
+    }
+  }
   return Status::AlreadyExists("'" + display_name + "' already exists as " + key + " (" +
                                std::to_string(head->size) + " bytes; this file has " +
                                std::to_string(size) + ")");
@@ -107,9 +128,11 @@ Result<UploadOutcome> Uploader::Replace(const std::string& key, int fd, uint64_t
 }
 
 Result<ObjectInfo> Uploader::PutOnce(const std::string& key, int fd, uint64_t size,
-                                     std::optional<uint32_t> crc, bool conditional) {
+                                     std::optional<uint32_t> crc, bool conditional,
+                                     const std::string& if_match) {
   PutOptions opts;
   opts.if_none_match = conditional;
+  opts.if_match = if_match;
   if (crc) {
     opts.crc32c = crc;
   } else {

@@ -38,11 +38,13 @@ class Uploader {
   // Uploads bytes [0, size) of fd as `key` with a conditional create (the store deals with
   // servers whose answers to it need checking). If the key exists: success without overwriting
   // (created = false) when the exists policy allows it (same size, and !no_replace), else
-  // kAlreadyExists. `early`, if not null, holds parts of these bytes already sent (usable for
-  // this key and size): it is completed instead of starting over, and if that fails the normal
-  // upload runs once more (not once the caller's deadline has passed). `crc`: the CRC32C of those
-  // bytes when the writer folded it as they were written (SpoolFile); otherwise the spool is read
-  // once more to compute it.
+  // kAlreadyExists - except over an EMPTY object (a name created before its bytes came: fio's
+  // layout, `touch x; echo hello > x`), which these bytes replace with one PUT under If-Match on
+  // its ETag (not with no_replace). `early`, if not null, holds parts of these bytes already sent
+  // (usable for this key and size): it is completed instead of starting over, and if that fails the
+  // normal upload runs once more (not once the caller's deadline has passed). `crc`: the CRC32C of
+  // those bytes when the writer folded it as they were written (SpoolFile); otherwise the spool is
+  // read once more to compute it.
   Result<UploadOutcome> Upload(const std::string& key, int fd, uint64_t size,
                                const std::string& display_name, bool no_replace,
                                EarlyUpload* early = nullptr,
@@ -57,14 +59,21 @@ class Uploader {
   AbortQueue* aborts() { return &aborts_; }
 
  private:
+  // The largest chunk that replaces an empty object (one PUT with If-Match: S3's single-PUT
+  // limit; multipart completion is never sent with If-Match).
+  static constexpr uint64_t kMaxReplacePut = 5ull << 30;
+
   Result<ObjectInfo> PutOnce(const std::string& key, int fd, uint64_t size,
-                             std::optional<uint32_t> crc, bool conditional = true);
+                             std::optional<uint32_t> crc, bool conditional = true,
+                             const std::string& if_match = "");
   Result<ObjectInfo> Multipart(const std::string& key, int fd, uint64_t size,
                                bool conditional = true);
-  // The key existed: ours (same size and checksum: created), success (created = false) or EEXIST.
+  // The key existed: ours (same size and checksum: created), success (created = false), an empty
+  // object replaced by these bytes (If-Match on its ETag; unless no_replace) or EEXIST.
+  // `retried_empty`: called again after losing the race to replace an empty object.
   Result<UploadOutcome> OnExists(const std::string& key, int fd, uint64_t size,
                                  const std::string& display_name, bool no_replace,
-                                 std::optional<uint32_t> crc);
+                                 std::optional<uint32_t> crc, bool retried_empty = false);
 
   const std::shared_ptr<ObjectStore> store_;
   const FsOptions options_;

@@ -90,6 +90,13 @@ struct GetRequest {
 struct PutOptions {
   // Create only if the key is absent (If-None-Match: *). A lost race gives kAlreadyExists.
   bool if_none_match = false;
+  // Replace only the version with this ETag (If-Match on PUT); empty: no condition. A mismatch
+  // (or an absent key) gives kPreconditionFailed and writes nothing. Exact in the directory and
+  // memory stores; on S3 the server decides: AWS S3 honours it on PutObject, Ceph RGW 16 too but
+  // only with the ETag unquoted (objstore/s3 retries a 412 that HEAD contradicts). Single PUTs
+  // only: multipart completion is never sent with it. Used to replace an empty object by the
+  // first whole chunk written to its name (Uploader::OnExists).
+  std::string if_match;
   // Recorded with the object (ObjectInfo::crc32c) so that readers can verify what they download.
   std::optional<uint32_t> crc32c;
 };

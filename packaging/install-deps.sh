@@ -16,6 +16,7 @@ TEST_PKGS=(ceph-mon ceph-osd ceph-mgr radosgw uuid-runtime
            clang-14 libclang-rt-14-dev  # clang: tests/ci/thread_safety.sh; libFuzzer: tests/fuzz/run.sh
            dpkg-dev lintian  # packaging/build-deb.sh (dpkg-shlibdeps) and its check
            nghttp2-proxy openssl  # TLS with a private CA and HTTP/2: tls_http2_test.py
+           fio  # mount_edges_test.py case fio_default: fio's default write and read jobs
            # Containers (packaging/build-image.sh, tests/containers/): podman runs with runc (crun
            # refuses this machine kind's hybrid cgroups) and catatonit (kube play's pause).
            podman runc catatonit mmdebstrap python3-yaml)

@@ -45,6 +45,10 @@ class DirStore final : public ObjectStore {
   // Creates a temporary file, lets `fill` write it, fsyncs it; returns its path. The file is
   // removed again if anything fails.
   Result<std::string> WriteTemp(const std::function<Status(int fd)>& fill, const std::string& what);
+  // Publish's If-Match: the bytes at tmp_path replace the version under final_path only if its
+  // ETag is if_match (kPreconditionFailed otherwise, nothing written).
+  Status ReplaceIfMatch(const std::string& tmp_path, const std::string& final_path,
+                        const std::string& key, const std::string& if_match);
   // Moves a finished temporary file onto the key: rename, or link() when only a create is
   // allowed. Removes the temporary file in every case.
   Result<ObjectInfo> Publish(const std::string& tmp_path, const std::string& key,

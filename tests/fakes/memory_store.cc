@@ -107,6 +107,12 @@ void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOp
     if (opts.if_none_match && objects_.count(key)) {
       return Status::AlreadyExists("key exists: " + key);
     }
+    if (!opts.if_match.empty()) {
+      auto it = objects_.find(key);
+      if (it == objects_.end() || it->second.etag != opts.if_match) {
+        return Status::PreconditionFailed("key " + key + " is not at ETag " + opts.if_match);
+      }
+    }
     Object& obj = objects_[key];
     obj.etag = NextEtagLocked(data);
     obj.data = std::move(data);

@@ -10,6 +10,7 @@ Uses the harness of daemon_test.py (stores, Daemon, run_fail, exit 77 when FUSE 
 import errno
 import mmap
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -418,6 +419,125 @@ def case_many_groups(ctx):
     ok("chunks of writers with 0, 1,000 and 4,000 groups are all in the store")
 
 
+def run_fio(args, cwd):
+    """fio's own job line; returns (exit code, its output)."""
+    p = subprocess.run(["fio"] + args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=STEP_TIMEOUT * 4)
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
+def case_fio_default(ctx):
+    """fio's default write job, then its read job (issue 47 item 12): fio creates and closes its
+    file before the job writes it (the layout), so the name holds an empty object when the job's
+    close() uploads 64 MiB - which met EEXIST, unchecked by fio: err=0 and an empty t.0.0. The
+    job must store what it wrote (the first whole chunk replaces an empty object) or fail."""
+    assert shutil.which("fio"), "fio is not installed (packaging/install-deps.sh --test)"
+    store = ctx.store()
+    a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache"))
+    d = os.path.join(a.mnt, "fio")
+    os.mkdir(d)
+    job = ["--name=t", "--directory=" + d, "--bs=1M", "--size=64M"]
+    code, out = run_fio(job + ["--rw=write"], d)
+    size = os.stat(os.path.join(d, "t.0.0")).st_size
+    if code != 0 or "err= 0" not in out:
+        ok("fio's write job failed visibly (exit %d): %s" % (code, out.strip()[-300:]))
+        a.unmount()
+        return
+    assert size == 64 * MIB, "fio's write job reported success but t.0.0 has %d bytes:\n%s" % (
+        size, out)
+    code, out = run_fio(job + ["--rw=read"], d)
+    assert code == 0 and "err= 0" in out, "fio's read job failed (exit %d):\n%s" % (code, out)
+    assert "io=64.0MiB" in out, "fio's read job did not read 64 MiB:\n%s" % out
+    with open(os.path.join(d, "t.0.0"), "rb") as f:
+        mounted_sha = sha(f.read())
+    a.unmount()
+    objs = store.objects()
+    assert objs.get("fio/t.0.0", (0, ""))[0] == 64 * MIB, "object fio/t.0.0: %s" % (
+        objs.get("fio/t.0.0"),)
+    assert objs["fio/t.0.0"][1] == mounted_sha, "the mount read other bytes than the object's"
+    ok("fio's default write job stored 64 MiB in t.0.0; its read job read them back")
+
+
+def case_shell_overwrite(ctx):
+    """`touch x; echo hello > x` (issue 47 item 12): stores "hello\n" or exits non-zero - the
+    shell does not check close(), so an EEXIST there left x empty with exit status 0."""
+    store = ctx.store()
+    a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache"))
+    x = os.path.join(a.mnt, "x")
+    p = subprocess.run(["sh", "-c", 'touch "$1"; echo hello > "$1"', "sh", x],
+                       stderr=subprocess.PIPE, timeout=STEP_TIMEOUT)
+    with open(x, "rb") as f:
+        seen = f.read()
+    a.unmount()
+    got = store.objects().get("x")
+    if p.returncode != 0:
+        ok("touch x; echo hello > x exited %d: %s" % (p.returncode, p.stderr.decode().strip()))
+        return
+    assert got == (6, sha(b"hello\n")), "exit 0, but the object x is %s (mount read %r)" % (
+        got, seen)
+    assert seen == b"hello\n", "the mount reads %r" % seen
+    ok('touch x; echo hello > x exited 0 and stored "hello\\n"')
+
+
+RENAME_WRITER = r"""
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+data = sys.stdin.buffer.read(int(sys.argv[2]))
+half = len(data) // 2
+os.write(fd, data[:half])
+print("written", flush=True)
+sys.stdin.readline()
+os.write(fd, data[half:])
+try:
+    os.close(fd)
+    print("close 0", flush=True)
+except OSError as e:
+    print("close errno %d" % e.errno, flush=True)
+"""
+
+
+def case_rename_over_writer(ctx):
+    """A rename onto a name another local process is still writing (issue 47 item 10): the writer
+    (A) has written half its chunk when B renames its temp file onto the name; A then finishes
+    and closes. A's close() must not return 0 with nothing stored: A's chunk meets B's object
+    under the conditional-create rules - other bytes: EEXIST; the same bytes: 0."""
+    store = ctx.store()
+    a = Daemon(ctx, store, ctx.path("mnt"), ctx.path("cache"))
+    d = os.path.join(a.mnt, "r")
+    os.mkdir(d)
+    results = {}
+    for label, a_data, b_data in (("other bytes", chunk("A", 2 * MIB), chunk("B", MIB)),
+                                  ("same bytes", chunk("S", 2 * MIB), chunk("S", 2 * MIB))):
+        name = "x-%s.bin" % label.replace(" ", "-")
+        final = os.path.join(d, name)
+        w = subprocess.Popen([sys.executable, "-c", RENAME_WRITER, final, str(len(a_data))],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        w.stdin.write(a_data)
+        w.stdin.flush()
+        assert w.stdout.readline().strip() == b"written", "writer A did not start"
+        tmp = final + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(b_data)
+        os.rename(tmp, final)
+        w.stdin.write(b"go\n")
+        w.stdin.flush()
+        said = w.stdout.readline().decode().strip()
+        w.wait(timeout=STEP_TIMEOUT)
+        results[name] = (label, said, a_data, b_data)
+    a.unmount()
+    objs = store.objects()
+    for name, (label, said, a_data, b_data) in results.items():
+        got = objs.get("r/" + name)
+        assert got == (len(b_data), sha(b_data)), "%s: the store holds %s, not B's renamed chunk" % (
+            name, got)
+        if a_data == b_data:
+            assert said == "close 0", "%s (same bytes): A's close said %r" % (name, said)
+        else:
+            assert said == "close errno %d" % errno.EEXIST, (
+                "%s (other bytes): A's close said %r, but its chunk is not stored" % (name, said))
+        ok("rename over a writer (%s): A's close says %r, the store holds B's chunk" % (label, said))
+
+
 CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma),
          ("cache_symlink", case_cache_symlink),
          ("relative_paths", case_relative_paths),
@@ -427,6 +547,9 @@ CASES = [("env_endpoint", case_env_endpoint), ("source_comma", case_source_comma
          ("metrics_idle_connections", case_metrics_idle_connections),
          ("empty_unlinked", case_empty_unlinked),
          ("many_groups", case_many_groups),
+         ("fio_default", case_fio_default),
+         ("shell_overwrite", case_shell_overwrite),
+         ("rename_over_writer", case_rename_over_writer),
          ("emfile", case_emfile)]
 
 if __name__ == "__main__":
