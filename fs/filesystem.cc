@@ -829,7 +829,17 @@ void Filesystem::ForgetChanged(uint64_t ino) {
 
 void Filesystem::ForgetRemoved(const std::string& key) {
   if (local_files_.Find(key)) return;  // a new version is being written here: it is not gone
-  meta_.PutMissing(key);
+  // A batch is read a few intervals after its removals, and the chunk may have been stored again
+  // since (by this node, or another that announced it): one known here as a file is asked again
+  // at its next lookup rather than held missing - a batch applied late hid the new chunk for
+  // feed_miss_ttl_secs (issue 47 item 8). A name not known here is missing, as the batch says
+  // (a later store of it reaches this node through the feed, after this).
+  auto known = meta_.Get(key);
+  if (known && known->kind == MetaEntry::kFile) {
+    meta_.Erase(key);
+  } else {
+    meta_.PutMissing(key);
+  }
   reader_->Invalidate(key);
 }
 

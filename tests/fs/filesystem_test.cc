@@ -24,6 +24,28 @@ TEST_F(FilesystemTest, WholeChunkWriteCloseRead) {
   EXPECT_EQ(attr->attr.mode, static_cast<uint32_t>(S_IFREG | 0644));
 }
 
+// A tier removal batch read after the chunk was stored again (here, or elsewhere and learnt) must
+// not hide the new chunk: the name is asked again, not held missing (issue 47 item 8).
+TEST_F(FilesystemTest, ATierRemovalAppliedAfterTheChunkWasStoredAgainDoesNotHideIt) {
+  Mount();
+  const std::string data(4096, 'r');
+  ASSERT_TRUE(WriteFile("again.pt", data).ok());  // stored again after the collector's removal
+  ASSERT_TRUE(fs_->Lookup(1, "again.pt").ok());
+  fs_->ForgetRemoved("p/again.pt");  // the older batch arrives now
+  auto found = fs_->Lookup(1, "again.pt");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->attr.size, data.size());
+  auto back = ReadFile("again.pt");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, data);
+  // A name this node did not know as a file is missing, as the batch says: no request for it.
+  ASSERT_TRUE(fs_->Lookup(1, "gone.pt").status().code() == StatusCode::kNotFound);
+  fs_->ForgetRemoved("p/gone.pt");
+  const uint64_t heads = mem_->Calls(StoreOp::kHead);
+  EXPECT_EQ(fs_->Lookup(1, "gone.pt").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(mem_->Calls(StoreOp::kHead), heads);
+}
+
 TEST_F(FilesystemTest, EscapedNamesRoundTripThroughKeys) {
   Mount();
   ASSERT_TRUE(WriteFile("a b%c", "123").ok());
