@@ -100,8 +100,17 @@ class _Buf:
         return memoryview(self._data)
 
 
+def lookup(adp, ks):
+    """An L2 adapter's lookup-and-lock of `ks` (then unlocked): which of them it finds."""
+    from lmcache.v1.distributed.api import MemoryLayoutDesc
+    tid = adp.submit_lookup_and_lock_task(ks, {0: MemoryLayoutDesc(shapes=[], dtypes=[])})
+    bm = wait_for("lookup", lambda: adp.query_lookup_and_lock_result(tid))
+    adp.submit_unlock(ks)
+    return [bm.test(i) for i in range(len(ks))]
+
+
 def l2_scenario(engine, make, mnt_a, mnt_b, n=16, size=MIB):
-    from lmcache.v1.distributed.api import MemoryLayoutDesc, ObjectKey
+    from lmcache.v1.distributed.api import ObjectKey
 
     sub = "l2-" + make.__name__[5:]  # fs_l2 / fs_native
     base_a, base_b = os.path.join(mnt_a, sub), os.path.join(mnt_b, sub)
@@ -112,12 +121,6 @@ def l2_scenario(engine, make, mnt_a, mnt_b, n=16, size=MIB):
     data = {k: payload("%s-%d" % (engine, i), size) for i, k in enumerate(keys + keys2)}
     sc = Scenario(engine)
     adapters = {}
-
-    def lookup(adp, ks):
-        tid = adp.submit_lookup_and_lock_task(ks, {0: MemoryLayoutDesc(shapes=[], dtypes=[])})
-        bm = wait_for("lookup", lambda: adp.query_lookup_and_lock_result(tid))
-        adp.submit_unlock(ks)
-        return [bm.test(i) for i in range(len(ks))]
 
     def store(adp, ks):
         # The buffers stay referenced until the task completes: the native connector writes
@@ -196,17 +199,11 @@ def burst_scenario(engine, make, mnt_a, mnt_b):
     real model's name (longer file names), and B must find every one of them within the feed's
     bound - they used to arrive 10-20 s late when a burst's feed entries were too many for the
     feed to write in time (issue 47 item 1)."""
-    from lmcache.v1.distributed.api import MemoryLayoutDesc, ObjectKey
+    from lmcache.v1.distributed.api import ObjectKey
 
     base_a, base_b = os.path.join(mnt_a, "burst"), os.path.join(mnt_b, "burst")
     sc = Scenario(engine)
     adapters = {"a": make(base_a), "b": make(base_b)}
-
-    def lookup(adp, ks):
-        tid = adp.submit_lookup_and_lock_task(ks, {0: MemoryLayoutDesc(shapes=[], dtypes=[])})
-        bm = wait_for("lookup", lambda: adp.query_lookup_and_lock_result(tid))
-        adp.submit_unlock(ks)
-        return [bm.test(i) for i in range(len(ks))]
 
     def burst(n, size, seed):
         keys = [ObjectKey(chunk_hash=random.Random("%s-%d" % (seed, i)).randbytes(32),

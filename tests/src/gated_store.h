@@ -13,24 +13,18 @@
 #include "base/thread_annotations.h"
 #include "objstore/store_wrapper.h"
 #include "tests/fakes/memory_store.h"
+#include "tests/src/gate.h"
 
 namespace kvfs {
 
 class GatedStore : public StoreWrapper {
  public:
   GatedStore() : StoreWrapper(NewMemoryStore()) {}
-  ~GatedStore() override { Open(); }
+  ~GatedStore() override { Open(); }  // a CheckAccess still waiting ends
 
   // While closed, CheckAccess waits until Open().
-  void Close() EXCLUDES(mu_) {
-    MutexLock l(&mu_);
-    open_ = false;
-  }
-  void Open() EXCLUDES(mu_) {
-    MutexLock l(&mu_);
-    open_ = true;
-    cv_.SignalAll();
-  }
+  void Close() { gate_.Close(); }
+  void Open() { gate_.Open(); }
   void SetAnswer(Status st) EXCLUDES(mu_) {
     MutexLock l(&mu_);
     answer_ = std::move(st);
@@ -40,26 +34,22 @@ class GatedStore : public StoreWrapper {
     return calls_;
   }
   // Whether a CheckAccess is waiting at the gate now.
-  bool held() const EXCLUDES(mu_) {
-    MutexLock l(&mu_);
-    return held_ > 0;
-  }
+  bool held() const { return gate_.waiting(); }
 
   Status CheckAccess() override EXCLUDES(mu_) {
+    {
+      MutexLock l(&mu_);
+      ++calls_;
+    }
+    gate_.Pass();
     MutexLock l(&mu_);
-    ++calls_;
-    ++held_;
-    cv_.Wait(&mu_, [&]() REQUIRES(mu_) { return open_; });
-    --held_;
     return answer_;
   }
 
  private:
+  Gate gate_;
   mutable Mutex mu_;
-  CondVar cv_;
-  bool open_ GUARDED_BY(mu_) = true;
   int calls_ GUARDED_BY(mu_) = 0;
-  int held_ GUARDED_BY(mu_) = 0;
   Status answer_ GUARDED_BY(mu_);
 };
 

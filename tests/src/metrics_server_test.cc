@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/mutex.h"
+#include "tests/src/gate.h"
 #include "tests/src/gated_store.h"
 
 namespace kvfs {
@@ -88,32 +89,16 @@ int FreePort() {
 // A render that waits until the test lets it finish: a slow /metrics.
 class SlowRender {
  public:
-  std::string operator()() EXCLUDES(mu_) {
-    MutexLock l(&mu_);
-    ++waiting_;
-    cv_.Wait(&mu_, [&]() REQUIRES(mu_) { return open_; });
-    --waiting_;
+  std::string operator()() {
+    gate_.Pass();
     return "kvfs_test_samples 1\n";
   }
-  void Close() EXCLUDES(mu_) {
-    MutexLock l(&mu_);
-    open_ = false;
-  }
-  void Open() EXCLUDES(mu_) {
-    MutexLock l(&mu_);
-    open_ = true;
-    cv_.SignalAll();
-  }
-  bool waiting() EXCLUDES(mu_) {
-    MutexLock l(&mu_);
-    return waiting_ > 0;
-  }
+  void Close() { gate_.Close(); }
+  void Open() { gate_.Open(); }
+  bool waiting() const { return gate_.waiting(); }
 
  private:
-  Mutex mu_;
-  CondVar cv_;
-  bool open_ GUARDED_BY(mu_) = true;
-  int waiting_ GUARDED_BY(mu_) = 0;
+  Gate gate_;
 };
 
 class MetricsServerTest : public ::testing::Test {
