@@ -6,6 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include "base/status.h"
 
 namespace kvfs {
 
@@ -16,5 +19,9 @@ uint32_t Crc32c(uint32_t crc, const void* data, size_t n);
 // The CRC32C of A followed by B, from crc_a = CRC of A, crc_b = CRC of B and len_b = |B|: lets
 // parts of an object be checksummed in any order, as they arrive. O(log len_b).
 uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
+
+// The CRC32C of bytes [0, size) of the file open as `fd` (read in 1 MiB steps with pread); a file
+// shorter than `size` is kDataLoss. `what` names the file in errors. Thread-safe.
+Result<uint32_t> Crc32cOfFile(int fd, uint64_t size, const std::string& what);
 
 }  // namespace kvfs

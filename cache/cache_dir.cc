@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/fd_reserve.h"
 #include "base/posix_io.h"
@@ -28,10 +29,39 @@ bool IsSpoolFileName(std::string_view name) {
          digits(name.substr(dash + 1));
 }
 
+std::string SpoolSealName(std::string_view spool_name) {
+  return std::string(spool_name) + std::string(kSpoolSealSuffix);
+}
+
+namespace {
+
+// What an earlier run left in a spool directory that nobody will use: a spool file without its
+// seal (a write never acknowledged, or one whose upload ended), a seal without its spool file
+// (removed after the upload, the crash came in between) and a seal half written. A sealed spool
+// file and its seal stay for the filesystem's recovery (fs/spool_seal.h).
+size_t RemoveUnsealedSpoolFiles(const PrivateDir& spool) {
+  const std::vector<std::string> listed = spool.List();
+  const std::unordered_set<std::string> names(listed.begin(), listed.end());
+  const size_t suffix = kSpoolSealSuffix.size();
+  return spool.RemoveOwnFiles([&](std::string_view name) {
+    if (IsSpoolFileName(name)) return names.count(SpoolSealName(name)) == 0;
+    const size_t tmp = name.rfind(kSpoolSealTempSuffix);
+    if (tmp != std::string_view::npos && tmp + kSpoolSealTempSuffix.size() == name.size()) {
+      return IsSpoolFileName(name.substr(0, tmp));
+    }
+    if (name.size() > suffix && name.substr(name.size() - suffix) == kSpoolSealSuffix) {
+      const std::string_view of = name.substr(0, name.size() - suffix);
+      return IsSpoolFileName(of) && names.count(std::string(of)) == 0;
+    }
+    return false;
+  });
+}
+
+}  // namespace
+
 Status PrepareSpoolDir(const std::string& dir, const std::string& setting) {
   KVFS_ASSIGN_OR_RETURN(PrivateDir spool, PrivateDir::Open(dir, setting));
-  // Spool files left by an earlier run are incomplete writes that were never acknowledged.
-  spool.RemoveOwnFiles(IsSpoolFileName);
+  RemoveUnsealedSpoolFiles(spool);
   return Status::OK();
 }
 
@@ -61,7 +91,7 @@ Result<std::unique_ptr<CacheDir>> CacheDir::Open(const std::string& dir) {
   std::unique_ptr<CacheDir> cd(new CacheDir(std::move(root), fd));  // closes fd on every return
   KVFS_ASSIGN_OR_RETURN(cd->data_, cd->root_.OpenSubdir("data"));
   KVFS_ASSIGN_OR_RETURN(PrivateDir spool, cd->root_.OpenSubdir("spool"));
-  spool.RemoveOwnFiles(IsSpoolFileName);  // spool files of a crashed run were never adopted
+  RemoveUnsealedSpoolFiles(spool);  // unsealed spool files of a crashed run were never acknowledged
   return cd;
 }
 

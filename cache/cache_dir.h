@@ -5,7 +5,8 @@
 //          <dir>/data/   entry files (see entry_format.h)
 //          <dir>/spool/  scratch space for the filesystem's write spool, on the same filesystem
 //                        as data/ so a finished spool file can be renamed into the cache; the
-//                        spool files of an earlier run are removed at start
+//                        unsealed spool files of an earlier run are removed at start, sealed
+//                        ones (accepted for write-back, not yet uploaded) kept for the mount
 //
 // kvfs often runs as root in a directory such as /dev/shm/kvfs that any user could have created
 // first, so the directory is opened as a PrivateDir (private_dir.h): no symlink is followed
@@ -87,12 +88,19 @@ class CacheDir {
 };
 
 // True for the names the filesystem's write spool gives its files ("spool-<pid>-<n>", see
-// fs/spool_file.cc): the only names kvfs removes from a spool directory.
+// fs/spool_file.cc): with their seals, the only names kvfs removes from a spool directory.
 bool IsSpoolFileName(std::string_view name);
 
+// A spool file accepted for write-back has a seal beside it ("spool-<pid>-<n>.seal", written as
+// "<seal>.tmp" and renamed: fs/spool_seal.h): a sealed spool file outlives the daemon and is
+// uploaded by the next mount; an unsealed one is removed at start.
+inline constexpr std::string_view kSpoolSealSuffix = ".seal";
+inline constexpr std::string_view kSpoolSealTempSuffix = ".seal.tmp";
+std::string SpoolSealName(std::string_view spool_name);
+
 // Opens (creating it private if missing) a write-spool directory, checked like the cache
-// directory (PrivateDir), and removes the spool files an earlier run left there. `setting` names
-// the setting in messages ("spool_dir").
+// directory (PrivateDir), and removes the unsealed spool files an earlier run left there. `setting`
+// names the setting in messages ("spool_dir").
 Status PrepareSpoolDir(const std::string& dir, const std::string& setting);
 
 }  // namespace kvfs

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -92,9 +93,11 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
                                                 }}
                                  : ProcessProbe{}),
       unlinked_(UnlinkedNames::kDefaultMaxEntries),
-      write_back_(options_.write_back ? std::make_unique<WriteBack>(options_.write_back_uploads,
-                                                                    options_.write_back_bytes)
-                                      : nullptr) {
+      // Also without write_back when an earlier run left sealed chunks: they are uploaded here.
+      write_back_(
+          options_.write_back || !SpoolSeal::SealedIn(options_.spool_dir).empty()
+              ? std::make_unique<WriteBack>(options_.write_back_uploads, options_.write_back_bytes)
+              : nullptr) {
   if (!probe_.exiting) {
     spdlog::warn(
         "kvfs: /proc does not show this daemon's own pid namespace: closes by dying processes "
@@ -860,18 +863,21 @@ void Filesystem::KeepOpenLocal(uint64_t ino) {
 // SpoolFile::Commit/Release -> Uploader -> the store's conditional PUT or multipart upload.
 // ===============================================================================================
 
+SpoolFile::Deps Filesystem::SpoolDeps() {
+  return SpoolFile::Deps{&options_,
+                         store_.get(),
+                         &uploader_,
+                         reader_.get(),
+                         &local_files_,
+                         learnt_sizes_.enabled() ? &learnt_sizes_ : nullptr,
+                         [this](const SpoolFile::Outcome& out) { Apply(out); }};
+}
+
 Result<std::shared_ptr<SpoolFile>> Filesystem::NewLocal(const std::vector<std::string>& path,
                                                         const std::string& key, uint64_t parent,
                                                         bool created) {
-  SpoolFile::Deps deps{&options_,
-                       store_.get(),
-                       &uploader_,
-                       reader_.get(),
-                       &local_files_,
-                       learnt_sizes_.enabled() ? &learnt_sizes_ : nullptr,
-                       [this](const SpoolFile::Outcome& out) { Apply(out); }};
   SpoolFile::Place place{key, Display(path), parent, path.back()};
-  return SpoolFile::Create(deps, std::move(place), IsTempName(path.back()), created);
+  return SpoolFile::Create(SpoolDeps(), std::move(place), IsTempName(path.back()), created);
 }
 
 void Filesystem::Apply(const SpoolFile::Outcome& out, const std::shared_ptr<SpoolFile>& lf) {
@@ -1041,6 +1047,53 @@ Status Filesystem::Fsync(uint64_t fh) {
   // sends one after every write(), mid-chunk. As a close by a thread the daemon cannot place
   // (pid 0), this publishes only where nobody's close can be told from another's (no owner).
   return Commit(fh, /*pid=*/0, /*wait=*/true);
+}
+
+void Filesystem::RecoverSealed() {
+  if (write_back_ == nullptr) return;  // none were there at start
+  write_back_->Post([this] {
+    for (const std::string& spool : SpoolSeal::SealedIn(options_.spool_dir)) RecoverOne(spool);
+  });
+}
+
+void Filesystem::RecoverOne(const std::string& spool) {
+  const std::string seal_path = SpoolSeal::PathOf(spool);
+  Result<SpoolSeal::Record> seal = SpoolSeal::Read(seal_path);
+  auto refuse = [&](const Status& why, const std::string& what) {
+    spdlog::error("kvfs: not uploading {}, accepted by an earlier run: {}; removed", what,
+                  why.ToString());
+    SpoolSeal::Remove(spool);
+    unlink(spool.c_str());
+    write_back_->NoteRecovered(false);
+  };
+  if (!seal.ok()) return refuse(seal.status(), spool);
+  // The key is recomputed from the name: a mount with another key_prefix (or bucket layout)
+  // leaves the chunk sealed for a mount of the one it was written to.
+  std::vector<std::string> path;
+  for (size_t from = 0; from <= seal->display.size();) {
+    const size_t slash = std::min(seal->display.find('/', from), seal->display.size());
+    path.push_back(seal->display.substr(from, slash - from));
+    from = slash + 1;
+  }
+  Result<std::string> key = codec_.FileKey(path);
+  if (!key.ok() || *key != seal->key) {
+    spdlog::warn(
+        "kvfs: '{}' was accepted as key {} by an earlier mount, which this mount's settings do not "
+        "name it as ({}): left sealed in {} for a mount with those settings",
+        seal->display, seal->key, key.ok() ? *key : key.status().ToString(), spool);
+    return;
+  }
+  SpoolFile::Place place{seal->key, seal->display, /*parent_ino=*/0, path.back()};
+  Result<std::shared_ptr<SpoolFile>> lf =
+      SpoolFile::Recover(SpoolDeps(), spool, *seal, std::move(place));
+  if (!lf.ok()) return refuse(lf.status(), "'" + seal->display + "' (" + spool + ")");
+  spdlog::info("kvfs: uploading '{}' ({} bytes), accepted by an earlier run and not yet stored",
+               seal->display, seal->size);
+  write_back_->NoteRecovered(true);
+  SpoolFile::Outcome queued;
+  queued.kind = SpoolFile::Outcome::kQueued;
+  queued.place = {seal->key, seal->display, 0, path.back()};
+  Apply(queued, *lf);
 }
 
 void Filesystem::DrainWriteBack() {

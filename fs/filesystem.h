@@ -234,6 +234,11 @@ class Filesystem {
   size_t LocalFileCount() const;
   // Waits until every chunk accepted by write_back is uploaded (or failed): before unmount.
   void DrainWriteBack();
+  // Queues the upload of the chunks an earlier run of this cache's spool accepted and sealed but
+  // did not upload (a crash, a kill -9, a reboot with the spool on a persistent disk), on a
+  // write-back thread while the mount serves: each is checked against its seal and shown on this
+  // node until its upload ends (SpoolFile::Recover). Called once the mount is up.
+  void RecoverSealed();
   WriteBackStats WriteBackStatsNow() const {
     return write_back_ ? write_back_->Stats() : WriteBackStats{};
   }
@@ -298,6 +303,10 @@ class Filesystem {
   Status RefuseNewVersion(const SpoolFile& lf, const std::vector<std::string>& path);
   Result<OpenResult> OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
                                   const std::string& key, int flags, pid_t pid);
+  // What every SpoolFile of this filesystem uses.
+  SpoolFile::Deps SpoolDeps();
+  // RecoverSealed's work for one sealed spool file: queued, refused (removed) or left sealed.
+  void RecoverOne(const std::string& spool);
   Result<std::shared_ptr<SpoolFile>> NewLocal(const std::vector<std::string>& path,
                                               const std::string& key, uint64_t parent,
                                               bool created);

@@ -69,11 +69,16 @@ struct FsOptions {
   // process on this node at once, by other nodes once its upload ends - and the upload follows on
   // write_back_uploads threads; fsync(), a descriptor opened O_SYNC/O_DSYNC and unmount wait for
   // it. At most write_back_bytes wait or upload at once; a close past it waits for room. A
-  // failed background upload drops the name (logged, kvfs_write_back_failed); a crash before
-  // the upload loses the chunk (a later miss, never a wrong byte).
+  // failed background upload drops the name (logged, kvfs_write_back_failed). An accepted chunk
+  // is sealed in the spool (SpoolSeal) before its close returns: a crash of the daemon before its
+  // upload leaves it sealed and the next mount uploads it.
   bool write_back = false;
   int write_back_uploads = 16;
   uint64_t write_back_bytes = 1ull << 30;
+  // Force a write-back chunk and its seal to the spool's disk (fdatasync) before its close
+  // returns: it then survives a power loss too (with the cache on a persistent disk), at the
+  // cost measured in bench/RESULTS-write-back.md. Off: it survives a crash of the daemon.
+  bool write_back_fdatasync = false;
   // Whether the kernel may keep the pages of uploaded files in its page cache. false: buffered
   // opens of files served from the local cache (hits, and downloads into it) bypass it
   // (FOPEN_DIRECT_IO): their bytes go from the cache file straight into the reader's buffer, one

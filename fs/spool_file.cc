@@ -15,6 +15,7 @@
 #include <ctime>
 #include <memory>
 
+#include "base/crc32c.h"
 #include "base/fd_reserve.h"
 #include "base/posix_io.h"
 
@@ -23,11 +24,17 @@ namespace kvfs {
 Result<std::shared_ptr<SpoolFile>> SpoolFile::Create(const Deps& deps, Place place, bool temp,
                                                      bool created) {
   static std::atomic<uint64_t> counter{0};
-  std::string path = deps.options->spool_dir + "/spool-" + std::to_string(getpid()) + "-" +
-                     std::to_string(counter.fetch_add(1));
-  // Writers decide how many spool files are open: never the daemon's last descriptors.
-  int fd =
-      KeepFdReserve(open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  std::string path;
+  int fd = -1;
+  // A sealed spool of an earlier run (after a reboot, a pid may come again) keeps its name.
+  for (int tries = 0; tries < 1000 && fd < 0; ++tries) {
+    path = deps.options->spool_dir + "/spool-" + std::to_string(getpid()) + "-" +
+           std::to_string(counter.fetch_add(1));
+    // Writers decide how many spool files are open: never the daemon's last descriptors.
+    fd =
+        KeepFdReserve(open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) {
     const int err = errno;
     if (err == EMFILE) unlink(path.c_str());  // created, then refused by the reserve
@@ -47,6 +54,49 @@ Result<std::shared_ptr<SpoolFile>> SpoolFile::Create(const Deps& deps, Place pla
   return f;
 }
 
+Result<std::shared_ptr<SpoolFile>> SpoolFile::Recover(const Deps& deps,
+                                                      const std::string& spool_path,
+                                                      const SpoolSeal::Record& seal, Place place) {
+  int fd = KeepFdReserve(open(spool_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+  if (fd < 0) return Status::FromErrno(errno, "opening sealed spool file " + spool_path);
+  struct stat st;
+  Status bad;
+  if (fstat(fd, &st) != 0) {
+    bad = Status::FromErrno(errno, "stat " + spool_path);
+  } else if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != seal.size) {
+    bad = Status::DataLoss(spool_path + " holds " + std::to_string(st.st_size) +
+                           " bytes, its seal says " + std::to_string(seal.size));
+  } else {
+    Result<uint32_t> crc = Crc32cOfFile(fd, seal.size, spool_path);
+    if (!crc.ok()) {
+      bad = crc.status();
+    } else if (*crc != seal.crc32c) {
+      bad = Status::DataLoss(spool_path + ": its bytes do not have the CRC32C its seal records");
+    }
+  }
+  if (!bad.ok()) {
+    close(fd);
+    return bad;
+  }
+  const std::string key = place.key;
+  std::shared_ptr<SpoolFile> f(new SpoolFile(deps, fd, spool_path, std::move(place), false));
+  {
+    MutexLock l(&f->mu_);
+    f->SetSizeLocked(seal.size);
+    f->replaces_ = seal.replaces;
+    f->over_object_ = true;  // unknown here: a failed upload must not hide an object of the name
+    f->state_ = State::kQueued;
+    f->queued_atomic_.store(true);
+    f->published_atomic_.store(true);
+    f->sealed_ = true;
+    f->sealed_crc_ = seal.crc32c;
+  }
+  // A name written again since this mount started belongs to its newer writer; the recovered
+  // bytes are still uploaded (conditional create decides between them).
+  deps.files->PutIfAbsent(key, f);
+  return f;
+}
+
 SpoolFile::SpoolFile(const Deps& deps, int fd, std::string spool_path, Place place, bool temp)
     : deps_(deps), fd_(fd), spool_path_(std::move(spool_path)), mtime_sec_(time(nullptr)) {
   MutexLock l(&mu_);
@@ -59,6 +109,14 @@ SpoolFile::~SpoolFile() {
   MutexLock l(&mu_);  // no one else holds a reference any more; taken for the analysis
   early_.reset();     // waits for parts still reading the spool fd; aborts an unused upload
   close(fd_);
+  if (sealed_) {
+    // Accepted, never uploaded (the daemon stopped first): the next mount uploads it.
+    spdlog::warn(
+        "kvfs: '{}' ({} bytes) was not uploaded before the daemon stopped: it stays "
+        "sealed in {} for the next mount",
+        place_.display, size_, spool_path_);
+    return;
+  }
   if (!adopted_) unlink(spool_path_.c_str());
 }
 
@@ -129,6 +187,7 @@ void SpoolFile::SetSizeLocked(uint64_t s) {
 
 void SpoolFile::DirtyLocked() {
   if (state_ == State::kClean || state_ == State::kCommitted || state_ == State::kQueued) {
+    UnsealLocked();  // a queued version written again is not what was accepted
     state_ = State::kDirty;
     queued_atomic_.store(false);
     published_atomic_.store(false);
@@ -236,6 +295,7 @@ void SpoolFile::MaybeAdoptLocked() {
 std::optional<uint32_t> SpoolFile::SpoolCrcLocked() const {
   uint32_t crc;
   if (spool_crc_.CrcOf(size_, &crc)) return crc;
+  if (sealed_crc_) return sealed_crc_;  // computed for the seal (checked at recovery)
   // Not folded from the writes (the kernel wrote the spool, or it was rewritten): the upload
   // computed it from these very bytes (uploaded_ is reset by any change since).
   if (state_ == State::kCommitted && created_object_ && uploaded_) return uploaded_->crc32c;
@@ -315,8 +375,8 @@ SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
   if (!pending || temp_) return out;
   Status st = CheckWholeLocked(size_, place_);
   if (!st.ok()) return FailLocked(std::move(st));
-  if (!wait) {
-    // Write-back: the chunk is whole; the name shows it on this node from here on.
+  if (!wait && SealLocked(place_).ok()) {
+    // Write-back: the chunk is whole and sealed; the name shows it on this node from here on.
     state_ = State::kQueued;
     queued_atomic_.store(true);
     published_atomic_.store(true);
@@ -325,6 +385,38 @@ SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
     return out;
   }
   return UploadLocked();
+}
+
+Status SpoolFile::SealLocked(const Place& place) {
+  std::optional<uint32_t> crc = SpoolCrcLocked();
+  Status st;
+  if (!crc) {
+    // Not folded from the writes (the kernel wrote the spool, or it was rewritten): one pass.
+    Result<uint32_t> c = Crc32cOfFile(fd_, size_, "spool of '" + place.display + "'");
+    if (c.ok()) crc = *c;
+    st = c.status();
+  }
+  if (st.ok()) {
+    SpoolSeal::Record r{place.key, place.display, size_, *crc, replaces_};
+    st = SpoolSeal::Write(spool_path_, fd_, r, deps_.options->write_back_fdatasync);
+  }
+  if (!st.ok()) {
+    spdlog::warn(
+        "kvfs: cannot seal '{}' for write-back ({}): it is uploaded before its close() or "
+        "rename() returns",
+        place.display, st.ToString());
+    return st;
+  }
+  sealed_ = true;
+  sealed_crc_ = crc;
+  return st;
+}
+
+void SpoolFile::UnsealLocked() {
+  if (!sealed_) return;
+  SpoolSeal::Remove(spool_path_);
+  sealed_ = false;
+  sealed_crc_.reset();
 }
 
 SpoolFile::Outcome SpoolFile::UploadLocked() {
@@ -358,6 +450,7 @@ SpoolFile::Outcome SpoolFile::UploadQueued() {
 }
 
 SpoolFile::Outcome SpoolFile::CommittedLocked(const std::string& key, UploadOutcome up) {
+  UnsealLocked();  // the object is in the store: nothing left to recover
   up.info.key = key;
   state_ = State::kCommitted;
   published_atomic_.store(true);
@@ -377,6 +470,7 @@ SpoolFile::Outcome SpoolFile::RecordLocked(Outcome out) {
 }
 
 SpoolFile::Outcome SpoolFile::FailLocked(Status st) {
+  UnsealLocked();
   state_ = State::kFailed;
   published_atomic_.store(false);
   failure_ = st;
@@ -415,6 +509,7 @@ SpoolFile::Outcome SpoolFile::Abandon(pid_t pid) {
 bool SpoolFile::Discard() {
   MutexLock l(&mu_);
   if (state_ != State::kFailed) {
+    UnsealLocked();  // an unlink cancels a pending upload
     state_ = State::kDiscarded;
     published_atomic_.store(false);
     failure_ = Status::NotFound("'" + place_.display + "' was removed");
@@ -477,8 +572,10 @@ SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace
     out.status = failure_;
     return out;
   }
+  bool queued = false;
   if (!dst_temp && !wait) {
-    // Write-back: a whole chunk is renamed at once and uploaded under the final name after.
+    // Write-back: a whole chunk is renamed at once (sealed under the final name) and uploaded
+    // under that name after.
     early_.reset();  // parts sent under the old name
     Status st = CheckWholeLocked(size_, dst);
     if (!st.ok()) {
@@ -486,11 +583,15 @@ SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace
       out.status = std::move(st);
       return out;
     }
-    state_ = State::kQueued;
-    queued_atomic_.store(true);
-    published_atomic_.store(true);
-    out.kind = Outcome::kQueued;
-  } else if (!dst_temp) {
+    if (SealLocked(dst).ok()) {
+      state_ = State::kQueued;
+      queued_atomic_.store(true);
+      published_atomic_.store(true);
+      out.kind = Outcome::kQueued;
+      queued = true;
+    }
+  }
+  if (!dst_temp && !queued) {
     // Upload under the final name; the rename returns only when the object is durable. On
     // failure the source stays as it was (POSIX: a failed rename changes nothing).
     early_.reset();  // parts sent under the old name
@@ -512,6 +613,7 @@ SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace
   }
   if (dst_temp && state_ == State::kQueued) {
     // Renamed to a temp name before its upload: local only again, never uploaded as that name.
+    UnsealLocked();
     state_ = State::kDirty;
     published_atomic_.store(false);
   }

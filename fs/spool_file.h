@@ -9,7 +9,8 @@
 //   created (creat/O_EXCL) -> kDirty          opened for writing, nothing written -> kClean
 //   kClean | kCommitted --Write/Truncate--> kDirty   (parts may go out while written: EarlyUpload)
 //   kDirty --Commit (flush/fsync/release by a live process)--> kCommitted | kFailed
-//   kDirty --Commit without waiting (write_back: close, rename)--> kQueued (whole; shown here)
+//   kDirty --Commit without waiting (write_back: close, rename)--> kQueued (whole; shown here;
+//   sealed: SpoolSeal records it beside the spool, so a crash of the daemon does not lose it)
 //   kQueued --UploadQueued (the write-back thread) or a waiting Commit (fsync)--> as from kDirty
 //   kDirty --Abandon (implicit close by a dying process)--> kAbandoned: hidden, nothing sent;
 //   kAbandoned --Commit (a live holder of the same descriptor closes it)--> as from kDirty
@@ -49,6 +50,7 @@
 #include "fs/fs_types.h"
 #include "fs/read/chunk_reader.h"
 #include "fs/spool_files.h"
+#include "fs/spool_seal.h"
 #include "fs/uploader.h"
 #include "objstore/object_store.h"
 
@@ -110,7 +112,15 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // by creat() - it must end as an object or an error, so it starts dirty even when empty.
   static Result<std::shared_ptr<SpoolFile>> Create(const Deps& deps, Place place, bool temp,
                                                    bool created);
-  ~SpoolFile();  // closes the spool; deletes it unless the reader adopted it
+  // A chunk a crashed run accepted for write-back (its spool file at `spool_path`, sealed as
+  // `seal`): checked against the seal (size, CRC32C: kDataLoss if it differs), then kQueued as
+  // when its close() returned - shown on this node unless a newer writer has the name already -
+  // for Filesystem to queue its upload.
+  static Result<std::shared_ptr<SpoolFile>> Recover(const Deps& deps, const std::string& spool_path,
+                                                    const SpoolSeal::Record& seal, Place place);
+  // Closes the spool; deletes it unless the reader adopted it or it is still sealed (accepted,
+  // never uploaded: left for the next mount).
+  ~SpoolFile();
   SpoolFile(const SpoolFile&) = delete;
   SpoolFile& operator=(const SpoolFile&) = delete;
 
@@ -253,6 +263,11 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   void MaybeAdoptLocked() REQUIRES(mu_);
   // The spool's CRC32C as folded from the writes, if they covered exactly [0, size_).
   std::optional<uint32_t> SpoolCrcLocked() const REQUIRES(mu_);
+  // Write-back accepts the chunk as `place`: writes its seal (SpoolSeal). A failure (the spool's
+  // disk full, say) is logged and the caller uploads before it returns instead.
+  Status SealLocked(const Place& place) REQUIRES(mu_);
+  // The chunk is no longer pending (stored, failed, rewritten, discarded): its seal goes.
+  void UnsealLocked() REQUIRES(mu_);
 
   const Deps deps_;
   const int fd_;
@@ -295,6 +310,9 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // The kernel writes the spool (KernelWrites), and the spool's modification time last seen.
   bool kernel_written_ GUARDED_BY(mu_) = false;
   struct timespec seen_mtime_ GUARDED_BY(mu_) {};
+  // kQueued with its seal written (SpoolSeal), and the CRC32C the seal holds.
+  bool sealed_ GUARDED_BY(mu_) = false;
+  std::optional<uint32_t> sealed_crc_ GUARDED_BY(mu_);
   // Parts sent while the file is still being written; null when off or done.
   std::unique_ptr<EarlyUpload> early_ GUARDED_BY(mu_);
 };

@@ -15,6 +15,11 @@ std::shared_ptr<SpoolFile> SpoolFiles::Put(const std::string& key, std::shared_p
   return f;
 }
 
+bool SpoolFiles::PutIfAbsent(const std::string& key, std::shared_ptr<SpoolFile> f) {
+  MutexLock l(&mu_);
+  return files_.emplace(key, std::move(f)).second;
+}
+
 std::shared_ptr<SpoolFile> SpoolFiles::Take(const std::string& key) {
   MutexLock l(&mu_);
   auto it = files_.find(key);

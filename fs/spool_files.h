@@ -22,6 +22,8 @@ class SpoolFiles {
   // `f` becomes what key shows; returns the file it replaced (or null).
   std::shared_ptr<SpoolFile> Put(const std::string& key, std::shared_ptr<SpoolFile> f)
       EXCLUDES(mu_);
+  // `f` becomes what key shows unless a file shows it already; returns whether it does now.
+  bool PutIfAbsent(const std::string& key, std::shared_ptr<SpoolFile> f) EXCLUDES(mu_);
   // Removes and returns what key shows.
   std::shared_ptr<SpoolFile> Take(const std::string& key) EXCLUDES(mu_);
   // Removes key only if it still shows `self` (a newer writer may own the name by now).

@@ -12,21 +12,6 @@ namespace kvfs {
 
 namespace {
 
-// The CRC32C of bytes [0, size) of the spool, recorded with the object so that readers can verify
-// it. A pass over page-cache-hot bytes: ~2 ms per 64 MiB for the CRC (ISA-L), plus the copy.
-Result<uint32_t> SpoolCrc32c(int fd, uint64_t size, const std::string& key) {
-  thread_local std::vector<char> buf(1 << 20);
-  uint32_t crc = 0;
-  for (uint64_t off = 0; off < size;) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - off));
-    KVFS_ASSIGN_OR_RETURN(size_t got, PreadFull(fd, buf.data(), want, off, "spool of " + key));
-    if (got != want) return Status::IoError("spool of " + key + " is shorter than its size");
-    crc = Crc32c(crc, buf.data(), got);
-    off += got;
-  }
-  return crc;
-}
-
 Status AsIoError(const Status& s, const std::string& display_name, const std::string& key) {
   if (s.code() == StatusCode::kAlreadyExists) return s;
   // Past blocking_timeout: ETIMEDOUT, as for every other request that waited on the store.
@@ -81,7 +66,8 @@ Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_
     // Our own PUT whose reply was lost (the retry met our object), or another writer's identical
     // bytes: the same checksum makes it ours, whatever the exists policy, and the local copy
     // may be kept.
-    Result<uint32_t> crc = known_crc ? Result<uint32_t>(*known_crc) : SpoolCrc32c(fd, size, key);
+    Result<uint32_t> crc =
+        known_crc ? Result<uint32_t>(*known_crc) : Crc32cOfFile(fd, size, "spool of " + key);
     if (crc.ok() && *crc == *head->crc32c) {
       head->key = key;
       return UploadOutcome{std::move(head).value(), /*created=*/true};
@@ -136,7 +122,7 @@ Result<ObjectInfo> Uploader::PutOnce(const std::string& key, int fd, uint64_t si
   if (crc) {
     opts.crc32c = crc;
   } else {
-    KVFS_ASSIGN_OR_RETURN(opts.crc32c, SpoolCrc32c(fd, size, key));
+    KVFS_ASSIGN_OR_RETURN(opts.crc32c, Crc32cOfFile(fd, size, "spool of " + key));
   }
   auto r = store_->Put(key, Body::FromFile(fd, 0, size), opts);
   if (r.ok() && r->size == 0) r->size = size;

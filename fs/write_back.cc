@@ -22,8 +22,9 @@ void WriteBack::Submit(uint64_t bytes, std::function<bool()> upload) {
     counters_.pending_bytes.store(pending_bytes_);
   }
   ++counters_.queued;
-  pool_.Schedule([this, bytes, upload = std::move(upload)] {
+  pool_.Schedule([this, bytes, upload = std::move(upload)]() mutable {
     const bool stored = upload();
+    upload = nullptr;  // what it holds (the file, its spool) goes before Drain() can return
     ++(stored ? counters_.uploaded : counters_.failed);
     // Signal under the lock: Drain's caller may destroy this queue as soon as it sees zero.
     MutexLock l(&mu_);

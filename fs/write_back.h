@@ -33,6 +33,10 @@ class WriteBack {
   // Waits until no upload or posted task is queued or running.
   void Drain() EXCLUDES(mu_);
 
+  // A sealed chunk of an earlier run found at mount: queued (`queued`) or refused (its bytes did
+  // not match its seal).
+  void NoteRecovered(bool queued) { ++(queued ? counters_.recovered : counters_.recovery_refused); }
+
   WriteBackStats Stats() const { return counters_.Snapshot(); }
 
  private:

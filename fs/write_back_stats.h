@@ -11,15 +11,19 @@
 namespace kvfs {
 
 // X(field, "name in kvfs stats", kind)
-#define KVFS_WRITE_BACK_STATS(X)                                                                 \
-  X(queued, "kvfs_write_back_queued", kCounter) /* chunks whose close() returned before upload */ \
-  X(uploaded, "kvfs_write_back_uploaded", kCounter) /* ... and whose upload then succeeded */     \
+#define KVFS_WRITE_BACK_STATS(X)                                                                   \
+  X(queued, "kvfs_write_back_queued", kCounter) /* chunks whose close() returned before upload */  \
+  X(uploaded, "kvfs_write_back_uploaded", kCounter) /* ... and whose upload then succeeded */      \
   /* ... and whose upload failed after close() had returned 0: the chunk is not stored (logged) */ \
-  X(failed, "kvfs_write_back_failed", kCounter)                                                  \
-  X(pending, "kvfs_write_back_pending", kGauge) /* queued or uploading now */                     \
-  X(pending_bytes, "kvfs_write_back_pending_bytes", kGauge)                                      \
-  /* closes that waited for room because write_back_bytes were pending (the push-back) */         \
-  X(waits, "kvfs_write_back_waits", kCounter)
+  X(failed, "kvfs_write_back_failed", kCounter)                                                    \
+  X(pending, "kvfs_write_back_pending", kGauge) /* queued or uploading now */                      \
+  X(pending_bytes, "kvfs_write_back_pending_bytes", kGauge)                                        \
+  /* closes that waited for room because write_back_bytes were pending (the push-back) */          \
+  X(waits, "kvfs_write_back_waits", kCounter)                                                      \
+  /* chunks an earlier run accepted and sealed, found at mount and queued for upload */            \
+  X(recovered, "kvfs_write_back_recovered", kCounter)                                              \
+  /* sealed spool files found at mount whose bytes did not match their seal: not published */      \
+  X(recovery_refused, "kvfs_write_back_recovery_refused", kCounter)
 
 struct WriteBackStats {
   KVFS_WRITE_BACK_STATS(KVFS_STAT_VALUE)

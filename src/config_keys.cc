@@ -188,6 +188,8 @@ std::vector<ConfigKey> BuildTable() {
   t.push_back(SizeKey(
       "write_back_bytes", [](KvfsConfig & c) -> auto& { return c.fs.write_back_bytes; }, 1 << 20,
       kMaxSize));
+  t.push_back(BoolKey(
+      "write_back_fdatasync", [](KvfsConfig & c) -> auto& { return c.fs.write_back_fdatasync; }));
   // The bounded shared tier.
   t.push_back(SizeKey(
       "store_capacity", [](KvfsConfig & c) -> auto& { return c.tier.capacity_bytes; }, 0,

@@ -280,6 +280,8 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
                   config.stale_upload_gc_at_root || own_store);
     if (stack.tier) stack.tier->Start();
     if (stack.feed) stack.feed->Start();
+    // After the feed starts: other nodes hear of each recovered chunk once it is stored.
+    stack.fs->RecoverSealed();
   });
   if (!mounted && daemon.active()) {
     daemon.ReportFailure("kvfs: cannot mount " + config.source + " at " + cmd.mountpoint +

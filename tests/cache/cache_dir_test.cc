@@ -245,6 +245,27 @@ TEST_F(CacheDirTest, PrepareSpoolDirChecksLikeTheCacheDir) {
   EXPECT_EQ(PrepareSpoolDir(spool, "spool_dir").code(), StatusCode::kPermissionDenied);
 }
 
+// A sealed spool file is a chunk a crashed run acknowledged (write-back): it stays, with its seal,
+// for the filesystem to upload; what has no seal, or seals nothing, goes.
+TEST_F(CacheDirTest, PrepareSpoolDirKeepsSealedSpoolFilesOnly) {
+  const std::string spool = tmp_.path() + "/spool";
+  ASSERT_TRUE(PrepareSpoolDir(spool, "spool_dir").ok());
+  WriteFile(spool + "/spool-1-1", "sealed");
+  WriteFile(spool + "/spool-1-1.seal", "its seal");
+  WriteFile(spool + "/spool-1-2", "unsealed");
+  WriteFile(spool + "/spool-1-3.seal", "a seal whose spool is gone");
+  WriteFile(spool + "/spool-1-4", "sealing when the daemon died");
+  WriteFile(spool + "/spool-1-4.seal.tmp", "half a seal");
+  WriteFile(spool + "/other.seal", "not kvfs's");
+  ASSERT_TRUE(PrepareSpoolDir(spool, "spool_dir").ok());
+  EXPECT_TRUE(std::filesystem::exists(spool + "/spool-1-1"));
+  EXPECT_TRUE(std::filesystem::exists(spool + "/spool-1-1.seal"));
+  for (const char* gone : {"spool-1-2", "spool-1-3.seal", "spool-1-4", "spool-1-4.seal.tmp"}) {
+    EXPECT_FALSE(std::filesystem::exists(spool + "/" + gone)) << gone;
+  }
+  EXPECT_TRUE(std::filesystem::exists(spool + "/other.seal"));
+}
+
 TEST(SpoolFileNameTest, MatchesOnlyTheSpoolPattern) {
   EXPECT_TRUE(IsSpoolFileName("spool-1-0"));
   EXPECT_TRUE(IsSpoolFileName("spool-4242-17"));

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import daemon_test
@@ -68,6 +69,17 @@ class FaultStore:
         with urllib.request.urlopen(req, timeout=30) as r:
             assert r.status == 200, "put %s: HTTP %d" % (key, r.status)
 
+    def get(self, key):
+        """The object's bytes (path style, no signature needed), or None if there is none."""
+        try:
+            with urllib.request.urlopen("%s/%s/kv/%s" % (self.endpoint, self.bucket, key),
+                                        timeout=30) as r:
+                return r.read()
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return None
+            raise
+
     def recover(self):
         self.control("/__fault/clear_rules")
 
@@ -103,6 +115,77 @@ def expect_bounded_failure(what, fn, bound=BOUNDED):
     assert secs < bound, "%s took %.1fs (blocking_timeout=%ds)" % (what, secs, BLOCKING_TIMEOUT)
     ok("%s fails with %s after %.1fs (blocking_timeout=%ds)" %
        (what, errno.errorcode[err.errno], secs, BLOCKING_TIMEOUT))
+
+
+def sealed_chunks_outlive_a_killed_daemon(ctx, store):
+    """write_back: chunks accepted (close() or rename() returned 0) while the store holds every
+    PUT, then kill -9 of the daemon: a mount over the same cache - at the default write_back -
+    uploads each of them byte-exact; a chunk still being written and a sealed spool whose bytes
+    were changed on the disk are never published."""
+    cache = ctx.path("cache-wb")
+    a = Daemon(ctx, store, ctx.path("mnt-wb"), cache, {"write_back": "true"}, name="wb")
+    store.control("/__fault/rules",
+                  b'[{"method": "PUT", "action": "stall", "seconds": 600, "count": -1}]')
+    want = {}
+    for i in range(6):  # LMCache's fs adapter, vLLM's tier: temp file, close, rename
+        name = "sealed-%d.data" % i
+        data = chunk(name, 2 * daemon_test.MIB + i)
+        write_chunk(a.mnt, name + ".tmp", data)
+        os.rename(os.path.join(a.mnt, name + ".tmp"), os.path.join(a.mnt, name))
+        want[name] = data
+    for name in ("direct.data", "victim.data"):  # SGLang's HiCacheFile: written under its name
+        want[name] = chunk(name, 3 * daemon_test.MIB + 1)
+        write_chunk(a.mnt, name, want[name])
+    for name, data in want.items():
+        assert read_direct(os.path.join(a.mnt, name)) == data, "A reads %s differently" % name
+    assert a.stats()["kvfs_write_back_pending"] == len(want), "uploads ran past the stall"
+    ok("%d chunks accepted and read back on their node while every PUT stalls" % len(want))
+    w = subprocess.Popen([sys.executable, "-c", daemon_test.UNCLOSED_WRITER,
+                          os.path.join(a.mnt, "partial.data"), str(2 * daemon_test.MIB)],
+                         stdout=subprocess.PIPE, text=True)
+    assert w.stdout.readline().strip() == "written", "writer did not write"
+    ctx.daemons.remove(a)
+    os.kill(a.pid, 9)
+    os.waitpid(a.pid, 0)
+    w.kill()
+    w.wait(timeout=30)
+    w.stdout.close()
+    spool = os.path.join(cache, "spool")
+    seals = [n for n in os.listdir(spool) if n.endswith(".seal")]
+    assert len(seals) == len(want), "seals left by the killed daemon: %s" % seals
+    for n in seals:  # the victim's spool loses a byte (a damaged disk)
+        with open(os.path.join(spool, n), "rb") as f:
+            if b"victim.data" not in f.read():
+                continue
+        with open(os.path.join(spool, n[:-len(".seal")]), "r+b") as f:
+            f.seek(1000)
+            b = f.read(1)
+            f.seek(1000)
+            f.write(bytes([b[0] ^ 0xFF]))
+    del want["victim.data"]
+    ok("daemon killed with %d chunks sealed in its spool; one spool damaged" % len(seals))
+    store.recover()
+    a = Daemon(ctx, store, a.mnt, cache, name="wb (restarted, write_back at its default)")
+    deadline = time.monotonic() + 60
+    while a.stats()["kvfs_write_back_pending"] > 0 or \
+            a.stats()["kvfs_write_back_recovered"] < len(want):
+        assert time.monotonic() < deadline, "recovery did not end: %s" % a.stats()
+        time.sleep(0.1)
+    for name, data in want.items():
+        assert store.get(name) == data, "%s is not in the store byte-exact" % name
+        assert read_direct(os.path.join(a.mnt, name)) == data, "%s reads differently" % name
+    for name in ("victim.data", "partial.data", "sealed-0.data.tmp"):
+        assert store.get(name) is None, "%s was published" % name
+        assert not os.path.exists(os.path.join(a.mnt, name)), "%s is visible" % name
+    s = a.stats()
+    assert s["kvfs_write_back_recovered"] == len(want), s
+    assert s["kvfs_write_back_recovery_refused"] == 1, s
+    assert s["kvfs_write_back_failed"] == 0, s
+    left = os.listdir(spool)
+    assert not left, "spool files left after the recovery: %s" % left
+    ok("restart: %d acknowledged chunks uploaded byte-exact; the damaged one and the unclosed "
+       "one never published; nothing left in the spool" % len(want))
+    a.unmount()
 
 
 def reads_of_uncached_chunks_leave_threads_free(ctx, store):
@@ -197,6 +280,7 @@ def writers_in_close_leave_threads_free(ctx, store):
 def run(ctx, fault_script):
     store = FaultStore(fault_script, ctx.work)
     try:
+        sealed_chunks_outlive_a_killed_daemon(ctx, store)
         reads_of_uncached_chunks_leave_threads_free(ctx, store)
         writers_in_close_leave_threads_free(ctx, store)
         opts = {"metadata_cache_ttl_secs": "1", "blocking_timeout": str(BLOCKING_TIMEOUT),
