@@ -35,6 +35,14 @@
 #                         venv, tests/engines/venv.sh); its tables are appended to the report
 #   --lmcache-variants L  kvfs variants of that step, NAME=OPT=V[:OPT=V] comma-separated
 #                         (default kvfs=,kvfs-ptw=passthrough_writes=true)
+#   --lmcache-request SHAPES
+#                         after that, the same adapters in the flow LMCache's MP server runs
+#                         (bench/lmcache_s3_vs_fs.py --flow request: one store task of a
+#                         request's chunks, durable when the bucket lists them all; lookup and
+#                         one load task on a fresh node), CHUNKSxMIB each (default
+#                         16x32,64x8,256x2; none: skip); its tables are appended to the report
+#   --lmcache-request-reps N       repetitions of that step (default 5, whatever --reps is)
+#   --lmcache-request-variants L   its kvfs variants (default kvfs=,kvfs-wb=write_back=true)
 #   --idle-wait S         wait up to S seconds for the 1-minute load to fall below 0.4 per core
 #                         before the runs and before each LMCache shape (default 600; 0: no wait)
 #   --loopback-gbit N     cap the loopback interface at N Gbit/s for the run (tc tbf on lo,
@@ -53,6 +61,7 @@ ENDPOINT="" CEPH_CONF="" SYSTEMS=kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
 DEFAULT_SIZES=2,8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
 PART_MIB=8 KVFS_BIN="" KVFS_CACHE_SIZE=4294967296 KVFS_YAML="" OUT="" RESULTS_MD=$BENCH/RESULTS.md INSTALL=1
 SIZES=$DEFAULT_SIZES LMCACHE=16x32,64x8,256x2 LMCACHE_VARIANTS=kvfs=,kvfs-ptw=passthrough_writes=true IDLE_WAIT=600
+LMCACHE_REQUEST=16x32,64x8,256x2 LMCACHE_REQUEST_REPS=5 LMCACHE_REQUEST_VARIANTS=kvfs=,kvfs-wb=write_back=true
 LOOPBACK_GBIT="" SHAPED=0 FLEET=yes ENGINES=llmd,llmd022,sglang,gds,mp,vllm,sglang_dio,fastfile,dynamo,dynamo_path ENGINE_PAGES=16
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -79,6 +88,9 @@ while [ $# -gt 0 ]; do
     --loopback-gbit) LOOPBACK_GBIT=$2; shift ;;
     --lmcache) LMCACHE=$2; shift ;;
     --lmcache-variants) LMCACHE_VARIANTS=$2; shift ;;
+    --lmcache-request) LMCACHE_REQUEST=$2; shift ;;
+    --lmcache-request-reps) LMCACHE_REQUEST_REPS=$2; shift ;;
+    --lmcache-request-variants) LMCACHE_REQUEST_VARIANTS=$2; shift ;;
     --idle-wait) IDLE_WAIT=$2; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -431,24 +443,34 @@ fi
 # LMCache's own S3 client beside its fs adapter on kvfs: the engine's two ways to the same store,
 # one shape after another, each from an idle machine (the script starts its own RGW and mounts).
 APPEND=()
-if [ "$LMCACHE" != none ] && [[ " ${RUNNABLE[*]} " == *" kvfs "* ]]; then
-  VARIANT_ARGS=()
-  IFS=, read -r -a VARIANTS <<<"$LMCACHE_VARIANTS"
-  for v in "${VARIANTS[@]}"; do VARIANT_ARGS+=(--kvfs-variant "$v"); done
-  IFS=, read -r -a SHAPES <<<"$LMCACHE"
-  for shape in "${SHAPES[@]}"; do
-    n=${shape%x*} mib=${shape#*x} log=$OUT/logs/lmcache-$shape.log
-    wait_idle "LMCache $shape"
-    say "LMCache s3 vs fs adapters: $n x $mib MiB"
-    python3 "$BENCH/lmcache_s3_vs_fs.py" --chunks "$n" --chunk-mib "$mib" --reps "$REPS" \
-      --kvfs "$KVFS_BIN" "${VARIANT_ARGS[@]}" --out "$OUT/lmcache-$shape.md" \
-      --json "$OUT/lmcache-$shape.jsonl" >>"$log" 2>&1
+NO_VENV=0
+lmcache_step() {  # lmcache_step FLOW SHAPES VARIANTS REPS TAG: one run of the script per shape
+  local flow=$1 tag=$5 shape n mib log v
+  local variant_args=() variants=() shapes=()
+  IFS=, read -r -a variants <<<"$3"
+  for v in "${variants[@]}"; do variant_args+=(--kvfs-variant "$v"); done
+  IFS=, read -r -a shapes <<<"$2"
+  for shape in "${shapes[@]}"; do
+    n=${shape%x*} mib=${shape#*x} log=$OUT/logs/$tag-$shape.log
+    wait_idle "LMCache $flow $shape"
+    say "LMCache s3 vs fs adapters, flow $flow: $n x $mib MiB"
+    python3 "$BENCH/lmcache_s3_vs_fs.py" --flow "$flow" --chunks "$n" --chunk-mib "$mib" \
+      --reps "$4" --kvfs "$KVFS_BIN" "${variant_args[@]}" --out "$OUT/$tag-$shape.md" \
+      --json "$OUT/$tag-$shape.jsonl" >>"$log" 2>&1
     case $? in
-      0) APPEND+=(--append "$OUT/lmcache-$shape.md") ;;
-      3) note lmcache "skipped: $(tail -1 "$log")"; break ;;  # no engines venv
-      *) note lmcache "$shape failed (see $log)" ;;
+      0) APPEND+=(--append "$OUT/$tag-$shape.md") ;;
+      3) note lmcache "skipped: $(tail -1 "$log")"; NO_VENV=1; return ;;  # no engines venv
+      *) note lmcache "$flow $shape failed (see $log)" ;;
     esac
   done
+}
+if [[ " ${RUNNABLE[*]} " == *" kvfs "* ]]; then
+  # --threads tasks in flight, no lookup: the rows of the reports so far (lmcache-SHAPE.md).
+  [ "$LMCACHE" != none ] && lmcache_step tasks "$LMCACHE" "$LMCACHE_VARIANTS" "$REPS" lmcache
+  # The MP server's own flow, one request at a time (lmcache-request-SHAPE.md).
+  [ "$LMCACHE_REQUEST" != none ] && [ "$NO_VENV" = 0 ] &&
+    lmcache_step request "$LMCACHE_REQUEST" "$LMCACHE_REQUEST_VARIANTS" \
+      "$LMCACHE_REQUEST_REPS" lmcache-request
 fi
 
 # --- 6. report ---

@@ -72,10 +72,12 @@ class S3:
         if st not in (200, 409):
             raise RuntimeError(f"create bucket {bucket}: HTTP {st} {body[:200]!r}")
 
-    def list_keys(self, bucket):
+    def list_keys(self, bucket, prefix=""):
         keys, token = [], None
         while True:
             q = {"list-type": "2"}
+            if prefix:
+                q["prefix"] = prefix
             if token:
                 q["continuation-token"] = token
             st, body = self.request("GET", f"/{bucket}", q)
