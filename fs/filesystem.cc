@@ -889,17 +889,7 @@ void Filesystem::Apply(const SpoolFile::Outcome& out, const std::shared_ptr<Spoo
       // Only write_back queues (Commit and RenameTo without waiting).
       if (lf == nullptr || write_back_ == nullptr) return;
       // Held by the task until it has run: the handles may all be released before.
-      write_back_->Submit(lf->size_now(), [lf] {
-        SpoolFile::Outcome up = lf->UploadQueued();  // recorded by the file (Deps::record)
-        if (up.kind == SpoolFile::Outcome::kDropped) {
-          spdlog::error(
-              "kvfs: '{}' was accepted at close() but its upload failed: not stored ({}); the "
-              "name is gone (write_back)",
-              up.place.display, up.status.ToString());
-          return false;
-        }
-        return true;
-      });
+      write_back_->Submit(lf->size_now(), [this, lf] { return UploadAccepted(*lf); });
       return;
     }
     case SpoolFile::Outcome::kPublished:
@@ -915,6 +905,35 @@ void Filesystem::Apply(const SpoolFile::Outcome& out, const std::shared_ptr<Spoo
         Invalidate(out.place.parent_ino, out.place.name);
       }
       return;
+  }
+}
+
+WriteBack::Ending Filesystem::UploadAccepted(SpoolFile& lf) {
+  // 1 s, doubling to a minute: a store back from an outage is found within a minute, and an
+  // outage costs one attempt a minute per pending chunk.
+  constexpr auto kFirstRetry = std::chrono::milliseconds(1000);
+  constexpr auto kLastRetry = std::chrono::milliseconds(60'000);
+  auto backoff = kFirstRetry;
+  for (int attempt = 1;; ++attempt) {
+    if (write_back_->stopping()) return WriteBack::Ending::kKept;  // sealed for the next mount
+    SpoolFile::Outcome up = lf.UploadQueued();  // recorded by the file (Deps::record)
+    if (up.kind == SpoolFile::Outcome::kDropped) {
+      spdlog::error(
+          "kvfs: '{}' was accepted at close() but its upload was refused: not stored ({}); the "
+          "name is gone (write_back)",
+          up.place.display, up.status.ToString());
+      return WriteBack::Ending::kFailed;
+    }
+    if (up.status.ok()) return WriteBack::Ending::kStored;
+    // Logged at the first failures and then about every ten minutes, not at every attempt.
+    if (attempt <= 3 || attempt % 10 == 0) {
+      spdlog::warn(
+          "kvfs: upload of '{}', accepted at close(), failed ({}; attempt {}): it stays sealed in "
+          "the spool and is tried again in {} s",
+          up.place.display, up.status.ToString(), attempt, backoff.count() / 1000);
+    }
+    if (!write_back_->WaitToRetry(backoff)) return WriteBack::Ending::kKept;
+    backoff = std::min(backoff * 2, kLastRetry);
   }
 }
 
@@ -1049,6 +1068,23 @@ Status Filesystem::Fsync(uint64_t fh) {
   return Commit(fh, /*pid=*/0, /*wait=*/true);
 }
 
+std::string Filesystem::SyncAccepted() {
+  std::string report;
+  for (const std::string& key : local_files_.KeysWithPrefix("")) {
+    std::shared_ptr<SpoolFile> lf = local_files_.Find(key);
+    if (lf == nullptr || !lf->queued_now()) continue;
+    // As fsync() does: waits for an upload under way, or uploads it here (the queued task then
+    // finds it stored); a failure leaves it queued and sealed.
+    const SpoolFile::Outcome out = lf->Commit(/*wait=*/true);
+    if (!out.status.ok()) {
+      std::string why = out.status.ToString();
+      for (char& c : why) c = c == '\n' ? ' ' : c;
+      report += (out.place.display.empty() ? key : out.place.display) + "\t" + why + "\n";
+    }
+  }
+  return report;
+}
+
 void Filesystem::RecoverSealed() {
   if (write_back_ == nullptr) return;  // none were there at start
   write_back_->Post([this] {
@@ -1103,7 +1139,16 @@ void Filesystem::DrainWriteBack() {
     spdlog::info("kvfs: waiting for {} chunk upload(s) accepted at close() ({} bytes)", s.pending,
                  s.pending_bytes);
   }
-  write_back_->Drain();
+  const auto limit = std::chrono::milliseconds(options_.write_back_drain_timeout_ms);
+  if (limit.count() == 0 || write_back_->DrainFor(limit)) return write_back_->Drain();
+  const WriteBackStats left = write_back_->Stats();
+  spdlog::warn(
+      "kvfs: {} chunk upload(s) ({} bytes) accepted at close() did not end within "
+      "write_back_drain_timeout ({} ms): they stay sealed in {} and the next mount of this "
+      "cache uploads them",
+      left.pending, left.pending_bytes, limit.count(), options_.spool_dir);
+  write_back_->Stop();
+  write_back_->Drain();  // attempts under way end within the store's own time limits
 }
 
 Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {

@@ -232,8 +232,13 @@ class Filesystem {
 
   // Local files (pending writes and temp files) currently held; for tests and shutdown logs.
   size_t LocalFileCount() const;
-  // Waits until every chunk accepted by write_back is uploaded (or failed): before unmount.
+  // Waits until every chunk accepted by write_back is uploaded (or refused), at most
+  // write_back_drain_timeout: before unmount. What is left then stays sealed for the next mount.
   void DrainWriteBack();
+  // `kvfs sync`: stores every chunk accepted so far and not yet stored (write_back), on this
+  // thread if its upload has not begun (each attempt within this thread's deadline), and returns
+  // those that are not stored now, one "NAME<TAB>WHY" line each (empty: all are).
+  std::string SyncAccepted();
   // Queues the upload of the chunks an earlier run of this cache's spool accepted and sealed but
   // did not upload (a crash, a kill -9, a reboot with the spool on a persistent disk), on a
   // write-back thread while the mount serves: each is checked against its seal and shown on this
@@ -303,6 +308,9 @@ class Filesystem {
   Status RefuseNewVersion(const SpoolFile& lf, const std::vector<std::string>& path);
   Result<OpenResult> OpenForWrite(uint64_t ino, const std::vector<std::string>& path,
                                   const std::string& key, int flags, pid_t pid);
+  // The write-back task of one accepted chunk: uploads it, and while the store fails in a way it
+  // may get over, tries again with backoff; the chunk stays sealed meanwhile (nothing dropped).
+  WriteBack::Ending UploadAccepted(SpoolFile& lf);
   // What every SpoolFile of this filesystem uses.
   SpoolFile::Deps SpoolDeps();
   // RecoverSealed's work for one sealed spool file: queued, refused (removed) or left sealed.

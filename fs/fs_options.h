@@ -69,7 +69,8 @@ struct FsOptions {
   // process on this node at once, by other nodes once its upload ends - and the upload follows on
   // write_back_uploads threads; fsync(), a descriptor opened O_SYNC/O_DSYNC and unmount wait for
   // it. At most write_back_bytes wait or upload at once; a close past it waits for room. A
-  // failed background upload drops the name (logged, kvfs_write_back_failed). An accepted chunk
+  // background upload the store refuses (EEXIST) drops the name (logged, kvfs_write_back_failed);
+  // one that fails otherwise (an outage) is tried again with backoff. An accepted chunk
   // is sealed in the spool (SpoolSeal) before its close returns: a crash of the daemon before its
   // upload leaves it sealed and the next mount uploads it.
   bool write_back = false;
@@ -79,6 +80,9 @@ struct FsOptions {
   // returns: it then survives a power loss too (with the cache on a persistent disk), at the
   // cost measured in bench/RESULTS-write-back.md. Off: it survives a crash of the daemon.
   bool write_back_fdatasync = false;
+  // How long unmount and SIGTERM wait for the write-back uploads; what is not stored by then
+  // stays sealed and the next mount of this cache uploads it. 0: wait until all have ended.
+  int64_t write_back_drain_timeout_ms = 60'000;
   // Whether the kernel may keep the pages of uploaded files in its page cache. false: buffered
   // opens of files served from the local cache (hits, and downloads into it) bypass it
   // (FOPEN_DIRECT_IO): their bytes go from the cache file straight into the reader's buffer, one

@@ -428,11 +428,32 @@ SpoolFile::Outcome SpoolFile::UploadLocked() {
                 : deps_.uploader->Upload(place_.key, fd_, size_, place_.display,
                                          /*no_replace=*/false, early_.get(), SpoolCrcLocked());
   early_.reset();
+  if (!up.ok() && state_ == State::kQueued && sealed_ && MayRetry(up.status())) {
+    // Accepted and sealed: a store that fails now (an outage, a server error, credentials
+    // being fixed) does not lose it. It stays queued and sealed for the next attempt.
+    Outcome out;
+    out.status = up.status();
+    out.place = place_;
+    return out;
+  }
   queued_atomic_.store(false);
   if (!up.ok()) return FailLocked(up.status());  // the adapter logs the failed reply
   Outcome out = CommittedLocked(place_.key, std::move(up).value());
   out.place = place_;
   return out;
+}
+
+bool SpoolFile::MayRetry(const Status& st) {
+  switch (st.code()) {
+    case StatusCode::kAlreadyExists:      // another writer's chunk of that name (exists policy)
+    case StatusCode::kInvalidArgument:    // not a whole chunk
+    case StatusCode::kResourceExhausted:  // past max_chunk_bytes
+    case StatusCode::kDataLoss:           // the spool lost bytes
+    case StatusCode::kNameTooLong:
+      return false;
+    default:
+      return true;
+  }
 }
 
 SpoolFile::Outcome SpoolFile::UploadQueued() {

@@ -11,7 +11,8 @@
 //   kDirty --Commit (flush/fsync/release by a live process)--> kCommitted | kFailed
 //   kDirty --Commit without waiting (write_back: close, rename)--> kQueued (whole; shown here;
 //   sealed: SpoolSeal records it beside the spool, so a crash of the daemon does not lose it)
-//   kQueued --UploadQueued (the write-back thread) or a waiting Commit (fsync)--> as from kDirty
+//   kQueued --UploadQueued (the write-back thread) or a waiting Commit (fsync)--> as from kDirty,
+//   but a failure the store may get over leaves it kQueued and sealed (tried again)
 //   kDirty --Abandon (implicit close by a dying process)--> kAbandoned: hidden, nothing sent;
 //   kAbandoned --Commit (a live holder of the same descriptor closes it)--> as from kDirty
 //   kAbandoned --last Release--> kDiscarded
@@ -204,8 +205,13 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   Outcome Commit(bool wait = true) EXCLUDES(mu_);
   // The queued upload (a write-back thread): uploads a file still kQueued (nothing otherwise: it
   // was rewritten, discarded, or a waiting Commit stored it). A file with no handles left then
-  // leaves SpoolFiles.
+  // leaves SpoolFiles. An upload that fails in a way the store may get over (MayRetry) leaves the
+  // file kQueued and sealed: kNothing with the failure in `status`, to be tried again; so does a
+  // waiting Commit (fsync) of a kQueued file, which reports that failure.
   Outcome UploadQueued() EXCLUDES(mu_);
+  // Whether an upload that failed with `st` may succeed later: everything but the refusals that
+  // would be the same again (the exists policy, the whole-chunk rules, a spool that lost bytes).
+  static bool MayRetry(const Status& st);
   // The implicit close of a dying process (its FLUSH): nothing is published on its behalf, the
   // name disappears at once (kDropped) and parts sent early are aborted. A live process that
   // shares the descriptor may still commit it; otherwise its last Release discards it. A temp

@@ -7,7 +7,7 @@ WriteBack::WriteBack(int uploads, uint64_t max_bytes)
 
 WriteBack::~WriteBack() { Drain(); }
 
-void WriteBack::Submit(uint64_t bytes, std::function<bool()> upload) {
+void WriteBack::Submit(uint64_t bytes, std::function<Ending()> upload) {
   {
     MutexLock l(&mu_);
     if (pending_ > 0 && pending_bytes_ + bytes > max_bytes_) {
@@ -23,9 +23,11 @@ void WriteBack::Submit(uint64_t bytes, std::function<bool()> upload) {
   }
   ++counters_.queued;
   pool_.Schedule([this, bytes, upload = std::move(upload)]() mutable {
-    const bool stored = upload();
+    const Ending ending = upload();
     upload = nullptr;  // what it holds (the file, its spool) goes before Drain() can return
-    ++(stored ? counters_.uploaded : counters_.failed);
+    ++(ending == Ending::kStored   ? counters_.uploaded
+       : ending == Ending::kFailed ? counters_.failed
+                                   : counters_.kept);
     // Signal under the lock: Drain's caller may destroy this queue as soon as it sees zero.
     MutexLock l(&mu_);
     pending_bytes_ -= bytes;
@@ -52,6 +54,25 @@ void WriteBack::Post(std::function<void()> task) {
 void WriteBack::Drain() {
   MutexLock l(&mu_);
   room_.Wait(&mu_, [this]() REQUIRES(mu_) { return pending_ == 0 && posted_ == 0; });
+}
+
+bool WriteBack::DrainFor(std::chrono::milliseconds limit) {
+  MutexLock l(&mu_);
+  return room_.WaitFor(&mu_, limit,
+                       [this]() REQUIRES(mu_) { return pending_ == 0 && posted_ == 0; });
+}
+
+bool WriteBack::WaitToRetry(std::chrono::milliseconds backoff) {
+  ++counters_.retries;
+  MutexLock l(&mu_);
+  stop_.WaitFor(&mu_, backoff, [this]() REQUIRES(mu_) { return stopping_.load(); });
+  return !stopping_.load();
+}
+
+void WriteBack::Stop() {
+  MutexLock l(&mu_);
+  stopping_.store(true);
+  stop_.SignalAll();
 }
 
 }  // namespace kvfs

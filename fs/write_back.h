@@ -1,12 +1,17 @@
 // WriteBack: the uploads that run after close() has returned (FsOptions::write_back). A whole
-// chunk is accepted into the spool at close() or rename(); its upload is queued here and runs on
-// one of `uploads` threads. At most `max_bytes` of chunks wait or upload at once: a close that
-// would pass it waits for room (the push-back on writers), so the spool and the store's backlog
-// stay bounded. Drain() (unmount, SIGTERM) waits until every queued upload has ended.
+// chunk is accepted (and sealed) into the spool at close() or rename(); its upload is queued here
+// and runs on one of `uploads` threads, tried again with backoff while the store fails
+// (WaitToRetry). At most `max_bytes` of chunks wait or upload at once: a close that would pass it
+// waits for room (the push-back on writers), so the spool and the store's backlog stay bounded.
+// Drain() (unmount, SIGTERM) waits until every queued upload has ended; DrainFor() waits at most
+// a time, and Stop() then ends the retries and the uploads not yet begun: their chunks stay
+// sealed for the next mount.
 //
 // Thread-safety: thread-safe. mu_ is a leaf: tasks run without it.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 
@@ -23,15 +28,25 @@ class WriteBack {
   WriteBack(int uploads, uint64_t max_bytes);
   ~WriteBack();  // Drain(), then the threads end
 
+  // What an upload task did with its chunk (counted).
+  enum class Ending { kStored, kFailed, kKept /* left sealed at Stop() */ };
   // Queues `upload` (a chunk of `bytes`); waits first while other uploads hold max_bytes (one
-  // upload alone may be larger). `upload` returns whether the chunk was stored (counted).
-  void Submit(uint64_t bytes, std::function<bool()> upload) EXCLUDES(mu_);
+  // upload alone may be larger).
+  void Submit(uint64_t bytes, std::function<Ending()> upload) EXCLUDES(mu_);
+  // An upload failed and is to be tried again: waits `backoff` (counted as a retry). False once
+  // Stop() was called: the caller leaves its chunk sealed (Ending::kKept).
+  bool WaitToRetry(std::chrono::milliseconds backoff) EXCLUDES(mu_);
+  bool stopping() const { return stopping_.load(); }
   // Runs `task` on one of a few threads of its own: a release that must wait for an upload's
   // lock waits there - not on a FUSE worker, nor on an upload thread (the uploads never wait
   // for these tasks, so they cannot deadlock).
   void Post(std::function<void()> task) EXCLUDES(mu_);
   // Waits until no upload or posted task is queued or running.
   void Drain() EXCLUDES(mu_);
+  // Drain() for at most `limit`; returns whether everything ended.
+  bool DrainFor(std::chrono::milliseconds limit) EXCLUDES(mu_);
+  // From now on retries end and uploads not yet begun are not begun (unmount past its limit).
+  void Stop() EXCLUDES(mu_);
 
   // A sealed chunk of an earlier run found at mount: queued (`queued`) or refused (its bytes did
   // not match its seal).
@@ -47,7 +62,9 @@ class WriteBack {
   uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;
   uint64_t pending_ GUARDED_BY(mu_) = 0;
   uint64_t posted_ GUARDED_BY(mu_) = 0;  // Post()ed tasks not yet run
-  Executor pool_;                        // the uploads
+  std::atomic<bool> stopping_{false};
+  CondVar stop_;       // signalled by Stop(): ends WaitToRetry
+  Executor pool_;      // the uploads
   Executor releases_;  // Post()ed tasks; last: its threads end first (after Drain)
 };
 

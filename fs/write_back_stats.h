@@ -23,7 +23,12 @@ namespace kvfs {
   /* chunks an earlier run accepted and sealed, found at mount and queued for upload */            \
   X(recovered, "kvfs_write_back_recovered", kCounter)                                              \
   /* sealed spool files found at mount whose bytes did not match their seal: not published */      \
-  X(recovery_refused, "kvfs_write_back_recovery_refused", kCounter)
+  X(recovery_refused, "kvfs_write_back_recovery_refused", kCounter)                                \
+  /* uploads that failed (the store down, a server error) and were tried again; nothing dropped */ \
+  X(retries, "kvfs_write_back_retries", kCounter)                                                  \
+  /* chunks not uploaded when the daemon stopped (write_back_drain_timeout): sealed for the next   \
+   * mount */                                                                                      \
+  X(kept, "kvfs_write_back_kept_sealed", kCounter)
 
 struct WriteBackStats {
   KVFS_WRITE_BACK_STATS(KVFS_STAT_VALUE)

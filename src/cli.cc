@@ -113,6 +113,12 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
     cmd.mountpoint = positional[1];
     return cmd;
   }
+  if (!positional.empty() && positional[0] == "sync") {
+    cmd.command = Command::kSync;
+    if (positional.size() != 2) return Usage("usage: kvfs sync MOUNTPOINT");
+    cmd.mountpoint = positional[1];
+    return cmd;
+  }
   if (!positional.empty() && positional[0] == "log-level") {
     cmd.command = Command::kLogLevel;
     if (positional.size() < 2 || positional.size() > 3) {
@@ -172,8 +178,9 @@ std::string UsageText(const std::string& program) {
   }
   return "Usage: " + program + " [options] [SOURCE] MOUNTPOINT\n" + "       " + program +
          " warm [options] MOUNTPOINT NAME...|-\n" + "       " + program + " stats MOUNTPOINT\n" +
-         "       " + program + " log-level MOUNTPOINT [LEVEL]\n" + "       " + program +
-         " du MOUNTPOINT [DIR...]\n" + "       " + program +
+         "       " + program + " sync MOUNTPOINT\n" + "       " + program +
+         " log-level MOUNTPOINT [LEVEL]\n" + "       " + program + " du MOUNTPOINT [DIR...]\n" +
+         "       " + program +
          " gc [options] SOURCE|MOUNTPOINT [--dry-run]\n"
          "\n"
          "Mount an S3 bucket prefix (or a local directory) as a flat directory of KV-cache chunk\n"

@@ -25,6 +25,7 @@ enum class Command {
   kVersion,   // --version / -V
   kWarm,      // kvfs warm [options] MOUNTPOINT NAME... ("-" reads names from stdin)
   kStats,     // kvfs stats [options] MOUNTPOINT
+  kSync,      // kvfs sync MOUNTPOINT: every chunk accepted so far is in the store
   kLogLevel,  // kvfs log-level MOUNTPOINT [LEVEL]
   kDu,        // kvfs du MOUNTPOINT [DIR...]
   kGc,        // kvfs gc SOURCE|MOUNTPOINT [--dry-run] (src/gc_command.h)

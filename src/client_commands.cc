@@ -95,6 +95,27 @@ int RunStats(const CommandLine& cmd) {
   return 0;
 }
 
+int RunSync(const CommandLine& cmd) {
+  // The daemon answers with the chunks it could not store, one "NAME<TAB>WHY" line each.
+  std::vector<char> buf(64 << 10);
+  const ssize_t n = getxattr(cmd.mountpoint.c_str(), kSyncXattr, buf.data(), buf.size());
+  if (n < 0) {
+    const int err = errno;
+    std::fprintf(stderr, "kvfs sync: %s: %s\n", cmd.mountpoint.c_str(),
+                 err == ENODATA || err == ENOTSUP ? "not a kvfs mount point" : std::strerror(err));
+    return 1;
+  }
+  if (n == 0) return 0;
+  std::istringstream lines(std::string(buf.data(), static_cast<size_t>(n)));
+  for (std::string line; std::getline(lines, line);) {
+    const size_t tab = line.find('\t');
+    std::fprintf(stderr, "kvfs sync: %s: '%s' is not in the store: %s\n", cmd.mountpoint.c_str(),
+                 line.substr(0, tab).c_str(),
+                 tab == std::string::npos ? "" : line.substr(tab + 1).c_str());
+  }
+  return 1;
+}
+
 int RunWarm(const CommandLine& cmd) {
   std::vector<std::string> names;
   for (const auto& n : cmd.names) {

@@ -14,6 +14,9 @@ namespace kvfs {
 
 // Each returns the process exit status. Thread-safety: call from main() only.
 int RunStats(const CommandLine& cmd);
+// kvfs sync MOUNTPOINT: returns once every chunk the mount accepted before it (write_back) is in
+// the store, or names each that is not (exit 1).
+int RunSync(const CommandLine& cmd);
 int RunWarm(const CommandLine& cmd);
 int RunLogLevel(const CommandLine& cmd);
 int RunDu(const CommandLine& cmd);

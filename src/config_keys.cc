@@ -190,6 +190,10 @@ std::vector<ConfigKey> BuildTable() {
       kMaxSize));
   t.push_back(BoolKey(
       "write_back_fdatasync", [](KvfsConfig & c) -> auto& { return c.fs.write_back_fdatasync; }));
+  t.push_back(DurationKey(
+      "write_back_drain_timeout",
+      [](KvfsConfig & c) -> auto& { return c.fs.write_back_drain_timeout_ms; }, 1, 0, 86'400'000,
+      1000));
   // The bounded shared tier.
   t.push_back(SizeKey(
       "store_capacity", [](KvfsConfig & c) -> auto& { return c.tier.capacity_bytes; }, 0,

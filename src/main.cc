@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
       return 0;
     case Command::kStats:
       return RunStats(*cmd);
+    case Command::kSync:
+      return RunSync(*cmd);
     case Command::kWarm:
       return RunWarm(*cmd);
     case Command::kLogLevel:

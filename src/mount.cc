@@ -258,6 +258,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   }
   fo.stats_text = stack.StatsText();
   fo.set_log_level = SetLogLevel;
+  fo.sync_accepted = [fs = stack.fs.get()] { return fs->SyncAccepted(); };
   if (stack.tier) {
     const auto limit =
         std::chrono::milliseconds(fo.blocking_timeout_ms > 0 ? fo.blocking_timeout_ms : 30'000);

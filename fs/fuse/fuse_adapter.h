@@ -53,6 +53,11 @@ struct FuseOptions {
   // the root (`kvfs gc MOUNTPOINT`), allowed to root and the daemon's own user. Unset (no bounded
   // tier): ENOTSUP.
   std::function<Status()> run_tier_gc;
+  // Waits until every chunk accepted so far (write_back) is in the store, within blocking_timeout
+  // (on a store-write thread): getxattr "user.kvfs.sync" of the root (`kvfs sync MOUNTPOINT`),
+  // whose value lists those that are not, one "NAME<TAB>WHY" line each (empty: all stored).
+  // Unset: the attribute does not exist.
+  std::function<std::string()> sync_accepted;
 };
 
 // The libfuse the daemon runs with, and whether it can hand hits to the kernel (passthrough):
@@ -63,6 +68,9 @@ std::string FuseLibraryText();
 inline constexpr char kStatsXattr[] = "user.kvfs.stats";
 // The extended attribute of the mount root that reads and sets the log level.
 inline constexpr char kLogLevelXattr[] = "user.kvfs.log_level";
+// The extended attribute of the mount root whose reading waits for the accepted chunks
+// (sync_accepted).
+inline constexpr char kSyncXattr[] = "user.kvfs.sync";
 // The extended attribute of the mount root whose setting runs a tier step (run_tier_gc).
 inline constexpr char kTierGcXattr[] = "user.kvfs.tier_gc";
 

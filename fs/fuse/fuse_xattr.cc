@@ -52,6 +52,20 @@ void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   if (o.set_log_level && std::strcmp(name, kLogLevelXattr) == 0) {
     return ReplyXattrValue(req, "getxattr", CurrentLogLevel(), size);
   }
+  if (o.sync_accepted && std::strcmp(name, kSyncXattr) == 0) {
+    // It waits for uploads (each within blocking_timeout): on a store-write thread, never a
+    // FUSE worker.
+    const ScopedDeadline deadline = RequestDeadline(req);
+    return WaitOnStoreWrite(
+        req,
+        [req, size, &o] {
+          std::string report = o.sync_accepted();
+          constexpr size_t kMax = 64 << 10;  // XATTR_SIZE_MAX: the report is cut to fit
+          if (report.size() > kMax) report.resize(report.rfind('\n', kMax - 1) + 1);
+          ReplyXattrValue(req, "getxattr", report, size);
+        },
+        LateReply(req, "getxattr", std::string(kSyncXattr) + " of the root"));
+  }
   ReplyErrno(req, "getxattr", std::string(name) + " of the root", ENODATA);
 }
 

@@ -1,15 +1,16 @@
 // write_back: close() and rename() of a whole chunk return before its upload; the chunk is shown
 // on this node at once, stored by the write-back threads, waited for by fsync(), O_SYNC opens and
-// unmount; a partial chunk is still refused at close; a failed background upload drops the name
-// and fsync reports it; writers wait when write_back_bytes are pending. The store's PUTs are held
+// unmount; a partial chunk is still refused at close; a background upload the store fails is tried
+// again (fsync reports the failure meanwhile), one it refuses drops the name; unmount waits at most
+// write_back_drain_timeout and leaves the rest sealed; writers wait when write_back_bytes are
+// pending. The store's PUTs are held
 // at a gate (GatedStore) where "not yet uploaded" must be a state, not a race.
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <thread>
-
-#include <spdlog/spdlog.h>
 
 #include "tests/fakes/fault_store.h"
 #include "tests/fs/fs_test_util.h"
@@ -148,18 +149,78 @@ TEST_F(WriteBackTest, ARenamedTempFileIsUploadedUnderItsFinalNameOnly) {
   EXPECT_EQ(mem_->Keys().size(), 1u);
 }
 
-TEST_F(WriteBackTest, AFailedUploadDropsTheNameAndFsyncReportsIt) {
+TEST_F(WriteBackTest, AnUploadTheStoreFailsIsTriedAgainUntilItIsStored) {
   faults_->InjectError(StoreOp::kPut, {Status::Unavailable("injected"), FaultStore::kForever});
   Mount();
   uint64_t fh = CreateForWrite("f.bin");
+  WriteAt(fh, 0, "kept");
+  ASSERT_TRUE(fs_->Flush(fh).ok()) << "close accepted the whole chunk";
+  while (fs_->WriteBackStatsNow().retries == 0) std::this_thread::sleep_for(milliseconds(5));
+  // The store is down: fsync says so, and the chunk stays accepted (shown, sealed, queued).
+  EXPECT_EQ(fs_->Fsync(fh).code(), StatusCode::kIoError);
+  auto e = fs_->Lookup(1, "f.bin");
+  ASSERT_TRUE(e.ok()) << "a failed attempt dropped the accepted chunk: " << e.status().ToString();
+  EXPECT_EQ(e->attr.size, 4u);
+  faults_->ClearFaults();  // the store is back
+  fs_->DrainWriteBack();
+  EXPECT_TRUE(Stored("f.bin"));
+  WriteBackStats s = fs_->WriteBackStatsNow();
+  EXPECT_EQ(s.uploaded, 1u);
+  EXPECT_EQ(s.failed, 0u);
+  EXPECT_GE(s.retries, 1u);
+  EXPECT_TRUE(fs_->Fsync(fh).ok());
+  fs_->Release(fh);
+}
+
+TEST_F(WriteBackTest, SyncStoresEveryAcceptedChunkOrNamesWhatIsNot) {
+  options_.write_back_uploads = 1;
+  faults_->SetDelay(StoreOp::kPut, milliseconds(100));
+  Mount();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(WriteFile("s" + std::to_string(i) + ".bin", "x").ok());
+  EXPECT_EQ(fs_->SyncAccepted(), "");
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(Stored("s" + std::to_string(i) + ".bin")) << i;
+  faults_->InjectError(StoreOp::kPut, {Status::Unavailable("injected"), FaultStore::kForever});
+  ASSERT_TRUE(WriteFile("down.bin", "y").ok());
+  const std::string report = fs_->SyncAccepted();
+  EXPECT_EQ(report.rfind("down.bin\t", 0), 0u) << report;
+  EXPECT_NE(report.find("injected"), std::string::npos) << report;
+  faults_->ClearFaults();
+  EXPECT_EQ(fs_->SyncAccepted(), "");
+  EXPECT_TRUE(Stored("down.bin"));
+}
+
+TEST_F(WriteBackTest, AnUploadTheStoreRefusesDropsTheNameAndFsyncReportsIt) {
+  mem_->PutObject("p/f.bin", "another writer's chunk");  // another size: EEXIST
+  Mount();
+  auto cr = fs_->CreateFile(1, "f.bin", O_CREAT | O_WRONLY | O_TRUNC);
+  ASSERT_TRUE(cr.ok()) << cr.status().ToString();
+  uint64_t fh = cr->second.fh;
   WriteAt(fh, 0, "lost");
   ASSERT_TRUE(fs_->Flush(fh).ok()) << "close accepted the whole chunk";
   fs_->DrainWriteBack();
   EXPECT_EQ(fs_->WriteBackStatsNow().failed, 1u);
-  EXPECT_EQ(fs_->Fsync(fh).code(), StatusCode::kIoError);
+  EXPECT_EQ(fs_->WriteBackStatsNow().retries, 0u) << "a refusal was tried again";
+  EXPECT_EQ(fs_->Fsync(fh).code(), StatusCode::kAlreadyExists);
   fs_->Release(fh);
-  EXPECT_EQ(fs_->Lookup(1, "f.bin").status().code(), StatusCode::kNotFound);
-  EXPECT_FALSE(Stored("f.bin"));
+  EXPECT_EQ(mem_->GetObject("p/f.bin"), "another writer's chunk");
+}
+
+TEST_F(WriteBackTest, UnmountPastTheDrainTimeoutLeavesTheRestSealedForTheNextMount) {
+  options_.write_back_drain_timeout_ms = 300;
+  faults_->InjectError(StoreOp::kPut, {Status::Unavailable("injected"), FaultStore::kForever});
+  Mount();
+  ASSERT_TRUE(WriteFile("late.bin", "stored by the next mount").ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  fs_.reset();  // unmount while the store is down
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  EXPECT_FALSE(Stored("late.bin"));
+  EXPECT_EQ(SpoolSeal::SealedIn(spool_.string()).size(), 1u) << "the accepted chunk was lost";
+  faults_->ClearFaults();
+  Mount();
+  fs_->RecoverSealed();
+  fs_->DrainWriteBack();
+  EXPECT_EQ(mem_->GetObject("p/late.bin"), "stored by the next mount");
+  EXPECT_EQ(fs_->WriteBackStatsNow().recovered, 1u);
 }
 
 TEST_F(WriteBackTest, AChunkUnlinkedBeforeItsUploadIsNeverStored) {

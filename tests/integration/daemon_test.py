@@ -1060,6 +1060,13 @@ def case_write_back(ctx):
         assert read_direct(os.path.join(a.mnt, name)) == data, "A reads %s differently" % name
         want[name] = sha(data)
     ok("12 chunks renamed into place read back byte-exact on A at once")
+    r = subprocess.run([ctx.kvfs, "sync", a.mnt], capture_output=True, text=True,
+                       timeout=STEP_TIMEOUT)
+    assert r.returncode == 0, "kvfs sync: %d %s" % (r.returncode, r.stderr)
+    objs = store.objects()
+    for name, digest in want.items():
+        assert objs.get(name, (0, ""))[1] == digest, "kvfs sync returned before %s was stored" % name
+    ok("kvfs sync returned 0 with the 12 chunks in the store")
     # fsync() after the rename (llm-d renames with the descriptor open): the object is in the
     # store when it returns.
     data = chunk("wb-fsync", 3 * MIB)

@@ -188,6 +188,44 @@ def sealed_chunks_outlive_a_killed_daemon(ctx, store):
     a.unmount()
 
 
+def write_back_rides_out_an_outage(ctx, store):
+    """write_back: chunks accepted while every PUT fails (503) stay shown and sealed, their
+    uploads are tried again with backoff, and once the store answers they are all stored - no
+    remount, nothing dropped."""
+    a = Daemon(ctx, store, ctx.path("mnt-ride"), ctx.path("cache-ride"), {"write_back": "true"},
+               name="ride")
+    store.control("/__fault/rules", b'[{"method": "PUT", "action": "status", "status": 503,'
+                                    b' "code": "ServiceUnavailable", "count": -1}]')
+    want = {}
+    for i in range(3):
+        name = "ride-%d.data" % i
+        want[name] = chunk(name, 2 * daemon_test.MIB + i)
+        write_chunk(a.mnt, name, want[name])
+    deadline = time.monotonic() + 60
+    while a.stats()["kvfs_write_back_retries"] < len(want):
+        assert time.monotonic() < deadline, "no upload was tried again: %s" % a.stats()
+        time.sleep(0.1)
+    for name, data in want.items():
+        assert read_direct(os.path.join(a.mnt, name)) == data, "%s reads differently" % name
+        assert store.get(name) is None, "%s stored during the outage" % name
+    ok("%d chunks accepted during the outage: shown on their node, uploads tried again" % len(want))
+    r = subprocess.run([ctx.kvfs, "sync", a.mnt], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, "kvfs sync during the outage: %d %s" % (r.returncode, r.stderr)
+    for name in want:
+        assert "'%s' is not in the store" % name in r.stderr, r.stderr
+    ok("kvfs sync during the outage fails naming each chunk not stored")
+    store.recover()
+    r = subprocess.run([ctx.kvfs, "sync", a.mnt], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, "kvfs sync after the outage: %d %s" % (r.returncode, r.stderr)
+    for name, data in want.items():
+        assert store.get(name) == data, "%s is not in the store byte-exact" % name
+    s = a.stats()
+    assert s["kvfs_write_back_failed"] == 0, s
+    ok("store back: kvfs sync returned 0 with all %d stored byte-exact, none dropped (%d retries)" %
+       (len(want), s["kvfs_write_back_retries"]))
+    a.unmount()
+
+
 def reads_of_uncached_chunks_leave_threads_free(ctx, store):
     """More reads of uncached chunks than FUSE threads, all stuck on a stalled GET: they wait on
     the store-wait threads (WaitOnStore, fs/fuse/fuse_request.h), so a read of a cached chunk
@@ -281,6 +319,7 @@ def run(ctx, fault_script):
     store = FaultStore(fault_script, ctx.work)
     try:
         sealed_chunks_outlive_a_killed_daemon(ctx, store)
+        write_back_rides_out_an_outage(ctx, store)
         reads_of_uncached_chunks_leave_threads_free(ctx, store)
         writers_in_close_leave_threads_free(ctx, store)
         opts = {"metadata_cache_ttl_secs": "1", "blocking_timeout": str(BLOCKING_TIMEOUT),

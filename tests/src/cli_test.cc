@@ -148,6 +148,11 @@ TEST(CommandLineTest, Subcommands) {
   EXPECT_EQ(cmd->command, Command::kStats);
   EXPECT_EQ(cmd->mountpoint, "/mnt/kv");
   EXPECT_EQ(UsageError({"stats"}), "usage: kvfs stats MOUNTPOINT");
+  cmd = Parse({"sync", "/mnt/kv"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_EQ(cmd->command, Command::kSync);
+  EXPECT_EQ(cmd->mountpoint, "/mnt/kv");
+  EXPECT_EQ(UsageError({"sync"}), "usage: kvfs sync MOUNTPOINT");
   EXPECT_EQ(UsageError({"warm", "/mnt"}), "usage: kvfs warm [options] MOUNTPOINT NAME...|-");
 }
 
