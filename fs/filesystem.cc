@@ -94,10 +94,11 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
                                  : ProcessProbe{}),
       unlinked_(UnlinkedNames::kDefaultMaxEntries),
       // Also without write_back when an earlier run left sealed chunks: they are uploaded here.
-      write_back_(
-          options_.write_back || !SpoolSeal::SealedIn(options_.spool_dir).empty()
-              ? std::make_unique<WriteBack>(options_.write_back_uploads, options_.write_back_bytes)
-              : nullptr) {
+      write_back_(options_.write_back || !SpoolSeal::SealedIn(options_.spool_dir).empty()
+                      ? std::make_unique<WriteBack>(options_.write_back_uploads,
+                                                    options_.write_back_bytes,
+                                                    options_.write_back_max_age_ms)
+                      : nullptr) {
   if (!probe_.exiting) {
     spdlog::warn(
         "kvfs: /proc does not show this daemon's own pid namespace: closes by dying processes "
@@ -880,7 +881,8 @@ Result<std::shared_ptr<SpoolFile>> Filesystem::NewLocal(const std::vector<std::s
   return SpoolFile::Create(SpoolDeps(), std::move(place), IsTempName(path.back()), created);
 }
 
-void Filesystem::Apply(const SpoolFile::Outcome& out, const std::shared_ptr<SpoolFile>& lf) {
+void Filesystem::Apply(const SpoolFile::Outcome& out, const std::shared_ptr<SpoolFile>& lf,
+                       uint64_t reserved) {
   switch (out.kind) {
     case SpoolFile::Outcome::kNothing:
     case SpoolFile::Outcome::kRejected:
@@ -889,7 +891,7 @@ void Filesystem::Apply(const SpoolFile::Outcome& out, const std::shared_ptr<Spoo
       // Only write_back queues (Commit and RenameTo without waiting).
       if (lf == nullptr || write_back_ == nullptr) return;
       // Held by the task until it has run: the handles may all be released before.
-      write_back_->Submit(lf->size_now(), [this, lf] { return UploadAccepted(*lf); });
+      write_back_->Submit(reserved, [this, lf] { return UploadAccepted(*lf); });
       return;
     }
     case SpoolFile::Outcome::kPublished:
@@ -1120,16 +1122,25 @@ void Filesystem::RecoverOne(const std::string& spool) {
     return;
   }
   SpoolFile::Place place{seal->key, seal->display, /*parent_ino=*/0, path.back()};
+  // Recovered chunks take room in the queue as accepted ones do (this thread has no deadline:
+  // it waits for room).
+  if (Status room = write_back_->Reserve(seal->size); !room.ok()) {
+    spdlog::warn("kvfs: '{}' left sealed in {}: {}", seal->display, spool, room.ToString());
+    return;
+  }
   Result<std::shared_ptr<SpoolFile>> lf =
       SpoolFile::Recover(SpoolDeps(), spool, *seal, std::move(place));
-  if (!lf.ok()) return refuse(lf.status(), "'" + seal->display + "' (" + spool + ")");
+  if (!lf.ok()) {
+    write_back_->Unreserve(seal->size);
+    return refuse(lf.status(), "'" + seal->display + "' (" + spool + ")");
+  }
   spdlog::info("kvfs: uploading '{}' ({} bytes), accepted by an earlier run and not yet stored",
                seal->display, seal->size);
   write_back_->NoteRecovered(true);
   SpoolFile::Outcome queued;
   queued.kind = SpoolFile::Outcome::kQueued;
   queued.place = {seal->key, seal->display, 0, path.back()};
-  Apply(queued, *lf);
+  Apply(queued, *lf, seal->size);
 }
 
 void Filesystem::DrainWriteBack() {
@@ -1198,10 +1209,18 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
       }
     }
   }
-  SpoolFile::Outcome out = h->spool->Commit(wait || h->sync);
+  // write_back: a chunk is accepted (not uploaded here) once the queue has room for it.
+  const bool accept = !wait && !h->sync && lf.WouldPublish();
+  const uint64_t reserved = accept ? lf.size_now() : 0;
+  if (accept) KVFS_RETURN_IF_ERROR(write_back_->Reserve(reserved));
+  SpoolFile::Outcome out = lf.Commit(/*wait=*/wait || h->sync);
   // A publication or a drop is recorded by the file itself (Deps::record, under its lock); an
-  // accepted chunk's upload is queued here.
-  if (out.kind == SpoolFile::Outcome::kQueued) Apply(out, h->spool);
+  // accepted chunk's upload is queued here, in the room reserved for it.
+  if (out.kind == SpoolFile::Outcome::kQueued) {
+    Apply(out, h->spool, reserved);
+  } else if (accept) {
+    write_back_->Unreserve(reserved);
+  }
   return out.status;
 }
 
@@ -1546,8 +1565,13 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
   if (auto lf = local_files_.Find(src_key)) {
     std::shared_ptr<SpoolFile> replaced;
     SpoolFile::Place dst{dst_key, Display(dst_path), new_parent, new_name};
+    // write_back: a chunk renamed to a final name is accepted once the queue has room for it.
+    const bool accept = options_.write_back && !IsTempName(new_name);
+    const uint64_t reserved = accept ? lf->size_now() : 0;
+    if (accept) KVFS_RETURN_IF_ERROR(write_back_->Reserve(reserved));
     SpoolFile::Outcome out = lf->RenameTo(std::move(dst), IsTempName(new_name), no_replace,
                                           /*wait=*/!options_.write_back, &replaced);
+    if (accept && out.kind != SpoolFile::Outcome::kQueued) write_back_->Unreserve(reserved);
     if (out.kind == SpoolFile::Outcome::kRejected || !out.status.ok()) return out.status;
     // The old name's lookups: a temp name's cost nothing (Lookup), another's asks the store (an
     // older object of that name may still be there).
@@ -1556,7 +1580,7 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     if (out.kind == SpoolFile::Outcome::kQueued) {
       SpoolFile::Outcome queued = out;
       queued.place = {};  // the old name is forgotten above; the new one is the file's own
-      Apply(queued, lf);
+      Apply(queued, lf, reserved);
     }
     // A local file that had the target name is gone from it, after lf's lock is released (two
     // SpoolFile locks are never held at once). One another process is still writing keeps its

@@ -324,9 +324,11 @@ class Filesystem {
                      const std::unordered_set<std::string>& local, DirStream::Cursor* cursor,
                      std::vector<DirEntry>* out);
   // Metadata cache, inodes and the kernel's view after a transition; a kQueued outcome queues
-  // the upload of `lf` (write_back). Publications and drops come from the file itself
-  // (SpoolFile::Deps::record, under its lock); rename and link record their own outcomes.
-  void Apply(const SpoolFile::Outcome& out, const std::shared_ptr<SpoolFile>& lf = nullptr);
+  // the upload of `lf` (write_back) in the `reserved` bytes of room WriteBack::Reserve gave it.
+  // Publications and drops come from the file itself (SpoolFile::Deps::record, under its lock);
+  // rename and link record their own outcomes.
+  void Apply(const SpoolFile::Outcome& out, const std::shared_ptr<SpoolFile>& lf = nullptr,
+             uint64_t reserved = 0);
   // The last step of a RELEASE: the file's own, then what it did recorded.
   Status ReleaseLocal(SpoolFile& lf, bool writable);
   // close() (or fsync()) of a writer's descriptor; `wait`: until the object is durable.

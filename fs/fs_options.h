@@ -83,6 +83,10 @@ struct FsOptions {
   // How long unmount and SIGTERM wait for the write-back uploads; what is not stored by then
   // stays sealed and the next mount of this cache uploads it. 0: wait until all have ended.
   int64_t write_back_drain_timeout_ms = 60'000;
+  // While the oldest chunk accepted and not yet stored is older than this (a store outage), a
+  // close or rename that would accept another waits, within blocking_timeout, then fails with
+  // ETIMEDOUT: the spool does not fill behind a store that takes nothing. 0: no limit.
+  int64_t write_back_max_age_ms = 300'000;
   // Whether the kernel may keep the pages of uploaded files in its page cache. false: buffered
   // opens of files served from the local cache (hits, and downloads into it) bypass it
   // (FOPEN_DIRECT_IO): their bytes go from the cache file straight into the reader's buffer, one

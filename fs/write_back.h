@@ -14,9 +14,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <set>
 
 #include "base/executor.h"
 #include "base/mutex.h"
+#include "base/status.h"
 #include "base/thread_annotations.h"
 #include "fs/write_back_stats.h"
 
@@ -25,13 +27,19 @@ namespace kvfs {
 class WriteBack {
  public:
   static constexpr int kReleaseThreads = 4;
-  WriteBack(int uploads, uint64_t max_bytes);
+  // max_age_ms: while the oldest pending chunk is older, no new chunk is taken (0: no limit).
+  WriteBack(int uploads, uint64_t max_bytes, int64_t max_age_ms = 0);
   ~WriteBack();  // Drain(), then the threads end
 
   // What an upload task did with its chunk (counted).
   enum class Ending { kStored, kFailed, kKept /* left sealed at Stop() */ };
-  // Queues `upload` (a chunk of `bytes`); waits first while other uploads hold max_bytes (one
-  // upload alone may be larger).
+  // Room for a chunk of `bytes` before it is accepted: waits while other chunks hold max_bytes
+  // (one alone may be larger) or the oldest has been pending longer than max_age, until the
+  // calling thread's deadline (base/deadline.h); then kDeadlineExceeded, saying which bound held.
+  // The room is held until Submit (or Unreserve, if the chunk was not accepted after all).
+  Status Reserve(uint64_t bytes) EXCLUDES(mu_);
+  void Unreserve(uint64_t bytes) EXCLUDES(mu_);
+  // Queues `upload`, a chunk of `bytes` that Reserve() made room for.
   void Submit(uint64_t bytes, std::function<Ending()> upload) EXCLUDES(mu_);
   // An upload failed and is to be tried again: waits `backoff` (counted as a retry). False once
   // Stop() was called: the caller leaves its chunk sealed (Ending::kKept).
@@ -52,16 +60,22 @@ class WriteBack {
   // not match its seal).
   void NoteRecovered(bool queued) { ++(queued ? counters_.recovered : counters_.recovery_refused); }
 
-  WriteBackStats Stats() const { return counters_.Snapshot(); }
+  WriteBackStats Stats() const EXCLUDES(mu_);
 
  private:
+  // Whether a chunk of `bytes` fits now (both bounds).
+  bool RoomFor(uint64_t bytes) const REQUIRES(mu_);
+  void PublishGaugesLocked() REQUIRES(mu_);
+
   const uint64_t max_bytes_;
+  const int64_t max_age_ms_;
   WriteBackCounters counters_;
-  Mutex mu_;
-  CondVar room_;  // signalled when an upload ends
-  uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;
+  mutable Mutex mu_;
+  CondVar room_;                                // signalled when an upload ends
+  uint64_t pending_bytes_ GUARDED_BY(mu_) = 0;  // reserved, queued or uploading
   uint64_t pending_ GUARDED_BY(mu_) = 0;
-  uint64_t posted_ GUARDED_BY(mu_) = 0;  // Post()ed tasks not yet run
+  std::multiset<int64_t> since_ GUARDED_BY(mu_);  // MonotonicMs of each queued upload's Submit
+  uint64_t posted_ GUARDED_BY(mu_) = 0;           // Post()ed tasks not yet run
   std::atomic<bool> stopping_{false};
   CondVar stop_;       // signalled by Stop(): ends WaitToRetry
   Executor pool_;      // the uploads

@@ -191,6 +191,9 @@ std::vector<ConfigKey> BuildTable() {
   t.push_back(BoolKey(
       "write_back_fdatasync", [](KvfsConfig & c) -> auto& { return c.fs.write_back_fdatasync; }));
   t.push_back(DurationKey(
+      "write_back_max_age", [](KvfsConfig & c) -> auto& { return c.fs.write_back_max_age_ms; }, 1,
+      0, 86'400'000, 1000));
+  t.push_back(DurationKey(
       "write_back_drain_timeout",
       [](KvfsConfig & c) -> auto& { return c.fs.write_back_drain_timeout_ms; }, 1, 0, 86'400'000,
       1000));

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <thread>
 
+#include "base/deadline.h"
 #include "tests/fakes/fault_store.h"
 #include "tests/fs/fs_test_util.h"
 
@@ -258,6 +259,57 @@ TEST_F(WriteBackTest, WritersWaitWhileWriteBackBytesArePending) {
   fs_->DrainWriteBack();
   EXPECT_TRUE(Stored("0.bin"));
   EXPECT_TRUE(Stored("1.bin"));
+}
+
+// Past the bounds a close waits within its deadline (blocking_timeout), then fails naming the
+// bound - never a hang behind a store that takes nothing.
+TEST_F(WriteBackTest, ACloseThatFindsNoRoomFailsWithinItsDeadline) {
+  options_.write_back_bytes = 1000;
+  auto gate = std::make_shared<GatedStore>(mem_);
+  store_ = gate;
+  Mount();
+  ASSERT_TRUE(WriteFile("0.bin", std::string(600, 'x')).ok());  // pending at the gate
+  uint64_t fh = CreateForWrite("1.bin");
+  WriteAt(fh, 0, std::string(600, 'y'));
+  Status st;
+  {
+    ScopedDeadline deadline(200, "blocking_timeout=0.2s");
+    st = fs_->Flush(fh);
+  }
+  EXPECT_EQ(st.code(), StatusCode::kDeadlineExceeded) << st.ToString();
+  EXPECT_NE(st.message().find("write_back_bytes"), std::string::npos) << st.message();
+  EXPECT_EQ(fs_->WriteBackStatsNow().pending, 1u) << "the refused chunk took room";
+  gate->Open();
+  ASSERT_TRUE(fs_->Release(fh).ok());  // the last release stores what the close could not
+  fs_->DrainWriteBack();
+  EXPECT_TRUE(Stored("0.bin"));
+  EXPECT_TRUE(Stored("1.bin"));
+}
+
+TEST_F(WriteBackTest, NoChunkIsAcceptedWhileTheOldestWaitsPastItsMaxAge) {
+  options_.write_back_max_age_ms = 100;
+  auto gate = std::make_shared<GatedStore>(mem_);
+  store_ = gate;
+  Mount();
+  ASSERT_TRUE(WriteFile("old.bin", "waiting").ok());
+  std::this_thread::sleep_for(milliseconds(250));
+  EXPECT_GE(fs_->WriteBackStatsNow().oldest_pending_ms, 250u);
+  uint64_t fh = CreateForWrite("new.bin");
+  WriteAt(fh, 0, "held back");
+  Status st;
+  {
+    ScopedDeadline deadline(200, "blocking_timeout=0.2s");
+    st = fs_->Flush(fh);
+  }
+  EXPECT_EQ(st.code(), StatusCode::kDeadlineExceeded) << st.ToString();
+  EXPECT_NE(st.message().find("write_back_max_age"), std::string::npos) << st.message();
+  gate->Open();
+  fs_->DrainWriteBack();
+  EXPECT_EQ(fs_->WriteBackStatsNow().oldest_pending_ms, 0u);
+  ASSERT_TRUE(fs_->Flush(fh).ok()) << "room again once the old chunk was stored";
+  ASSERT_TRUE(fs_->Release(fh).ok());
+  fs_->DrainWriteBack();
+  EXPECT_TRUE(Stored("new.bin"));
 }
 
 TEST_F(WriteBackTest, ShutdownStoresWhatCloseAccepted) {
