@@ -1017,6 +1017,7 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
       return Status::NotSupported("appending to an uploaded file is not supported: " + key);
     }
     KVFS_ASSIGN_OR_RETURN(lf, NewLocal(path, key, inodes_.ParentOf(ino), /*created=*/false));
+    lf->OverObjectOf(node.info.size);
     lf->set_owner(ProcessOf(pid));
     lf->set_creator(ProcessOf(pid));
     if ((flags & O_ACCMODE) == O_RDWR && !(flags & O_TRUNC) && node.info.size > 0) {
@@ -1565,12 +1566,19 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
   if (auto lf = local_files_.Find(src_key)) {
     std::shared_ptr<SpoolFile> replaced;
     SpoolFile::Place dst{dst_key, Display(dst_path), new_parent, new_name};
-    // write_back: a chunk renamed to a final name is accepted once the queue has room for it.
-    const bool accept = options_.write_back && !IsTempName(new_name);
+    // write_back: a chunk renamed to a final name is accepted once the queue has room for it -
+    // unless the target holds a chunk the exists policy would keep (another non-empty size, as
+    // the kernel's lookup of it just found): the rename then waits for that answer (EEXIST).
+    const std::optional<MetaEntry> target = meta_.Get(dst_key);
+    const bool refused_ahead = target && target->kind == MetaEntry::kFile &&
+                               target->info.size > 0 &&
+                               (target->info.size != lf->size_now() ||
+                                options_.exists_policy != ExistsPolicy::kSameSizeOk);
+    const bool accept = options_.write_back && !IsTempName(new_name) && !refused_ahead;
     const uint64_t reserved = accept ? lf->size_now() : 0;
     if (accept) KVFS_RETURN_IF_ERROR(write_back_->Reserve(reserved));
     SpoolFile::Outcome out = lf->RenameTo(std::move(dst), IsTempName(new_name), no_replace,
-                                          /*wait=*/!options_.write_back, &replaced);
+                                          /*wait=*/!accept, &replaced);
     if (accept && out.kind != SpoolFile::Outcome::kQueued) write_back_->Unreserve(reserved);
     if (out.kind == SpoolFile::Outcome::kRejected || !out.status.ok()) return out.status;
     // The old name's lookups: a temp name's cost nothing (Lookup), another's asks the store (an

@@ -120,6 +120,11 @@ SpoolFile::~SpoolFile() {
   if (!adopted_) unlink(spool_path_.c_str());
 }
 
+void SpoolFile::OverObjectOf(uint64_t size) {
+  MutexLock l(&mu_);
+  over_size_ = size;
+}
+
 bool SpoolFile::Ended() const {
   MutexLock l(&mu_);
   return state_ == State::kFailed || state_ == State::kDiscarded;
@@ -375,7 +380,11 @@ SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
   if (!pending || temp_) return out;
   Status st = CheckWholeLocked(size_, place_);
   if (!st.ok()) return FailLocked(std::move(st));
-  if (!wait && SealLocked(place_).ok()) {
+  // The name's object would refuse these bytes (exists policy): the close waits for that answer.
+  const bool refused_ahead =
+      over_size_ && *over_size_ > 0 && !replaces_ &&
+      (*over_size_ != size_ || deps_.options->exists_policy != ExistsPolicy::kSameSizeOk);
+  if (!wait && !refused_ahead && SealLocked(place_).ok()) {
     // Write-back: the chunk is whole and sealed; the name shows it on this node from here on.
     state_ = State::kQueued;
     queued_atomic_.store(true);

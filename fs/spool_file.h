@@ -143,6 +143,10 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   void set_owner(pid_t tgid) {
     if (tgid > 0) owner_.store(tgid);
   }
+  // Opened for writing over an object of `size` bytes (the name's object when it was opened): a
+  // write-back close whose chunk that object would refuse (exists policy: another non-empty
+  // size) uploads before it returns, so that it gets the refusal (EEXIST) as without write-back.
+  void OverObjectOf(uint64_t size) EXCLUDES(mu_);
   // The process that created or opened it for writing first (it sees the file while another
   // process it handed the descriptor to writes it).
   pid_t creator() const { return creator_.load(); }
@@ -316,6 +320,8 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // The kernel writes the spool (KernelWrites), and the spool's modification time last seen.
   bool kernel_written_ GUARDED_BY(mu_) = false;
   struct timespec seen_mtime_ GUARDED_BY(mu_) {};
+  // OverObjectOf: the size of the object the name held when this version was opened.
+  std::optional<uint64_t> over_size_ GUARDED_BY(mu_);
   // kQueued with its seal written (SpoolSeal), and the CRC32C the seal holds.
   bool sealed_ GUARDED_BY(mu_) = false;
   std::optional<uint32_t> sealed_crc_ GUARDED_BY(mu_);

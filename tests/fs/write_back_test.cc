@@ -312,6 +312,35 @@ TEST_F(WriteBackTest, NoChunkIsAcceptedWhileTheOldestWaitsPastItsMaxAge) {
   EXPECT_TRUE(Stored("new.bin"));
 }
 
+// The exists policy's answer is the close's or the rename's, as without write-back, where the
+// name is known to hold another chunk: EEXIST, not a background failure.
+TEST_F(WriteBackTest, AChunkTheNamesObjectWouldRefuseIsRefusedAtClose) {
+  mem_->PutObject("p/other.bin", "another writer's chunk");
+  mem_->PutObject("p/same.bin", "12345");
+  Mount();
+  for (const char* name : {"other.bin", "same.bin"}) {
+    auto e = fs_->Lookup(1, name);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    auto o = fs_->Open(e->attr.ino, O_WRONLY | O_TRUNC);
+    ASSERT_TRUE(o.ok()) << o.status().ToString();
+    WriteAt(o->fh, 0, "abcde");  // 5 bytes
+    Status st = fs_->Flush(o->fh);
+    EXPECT_EQ(st.code(),
+              std::string(name) == "other.bin" ? StatusCode::kAlreadyExists : StatusCode::kOk)
+        << name << ": " << st.ToString();
+    fs_->Release(o->fh);
+  }
+  EXPECT_EQ(fs_->WriteBackStatsNow().queued, 1u) << "only the same-size chunk is accepted";
+  // A temp file renamed onto a name that holds another chunk (the kernel looked it up first).
+  ASSERT_TRUE(fs_->Lookup(1, "other.bin").ok());
+  ASSERT_TRUE(WriteFile("x.bin.tmp", "abc").ok());
+  EXPECT_EQ(fs_->Rename(1, "x.bin.tmp", 1, "other.bin", 0).code(), StatusCode::kAlreadyExists);
+  fs_->DrainWriteBack();
+  EXPECT_EQ(mem_->GetObject("p/other.bin"), "another writer's chunk");
+  EXPECT_EQ(mem_->GetObject("p/same.bin"), "12345");
+  EXPECT_EQ(fs_->WriteBackStatsNow().failed, 0u);
+}
+
 TEST_F(WriteBackTest, ShutdownStoresWhatCloseAccepted) {
   faults_->SetDelay(StoreOp::kPut, milliseconds(200));
   Mount();
