@@ -188,10 +188,6 @@ Status S3Store::AbortMultipartUpload(const std::string& key, const std::string& 
 // Writes: PUT with conditional create, CompleteMultipartUpload (never retried blindly), Copy.
 namespace {
 
-// Above this size a conditional PUT asks for "100 Continue" first, so a 412 arrives before the
-// body is sent (Ceph RGW may refuse conditional creates that then fall back to a plain PUT).
-constexpr uint64_t kExpectContinueBytes = 1 << 20;
-
 Status AlreadyExists(const std::string& what, const Status& from) {
   Status st = Status::AlreadyExists(what + ": the key already exists (conditional create)");
   st.SetHttp(from.http_status(), from.s3_code(), from.request_id());
@@ -235,10 +231,10 @@ void S3Store::PutOnce(const std::string& key, const Body& body, bool if_none_mat
   call->has_body = true;
   if (crc32c) call->headers.emplace_back(kChecksumMetaHeader, FormatCrc32c(*crc32c));
   call->headers.emplace_back(kWriterMetaHeader, kWriterMetaValue);
-  if (if_none_match) {
-    call->headers.emplace_back("If-None-Match", "*");
-    if (body.length >= kExpectContinueBytes) call->headers.emplace_back("Expect", "100-continue");
-  }
+  // No "Expect: 100-continue" (the transfer sends "Expect:"): it would hold every body back a
+  // round trip - 9 ms per 2 MiB PUT measured on loopback RGW, more than the PUT itself - to save
+  // sending it in the rare case the key exists (a 412 then arrives while the body is sent).
+  if (if_none_match) call->headers.emplace_back("If-None-Match", "*");
   if (!if_match.empty()) call->headers.emplace_back("If-Match", if_match);
   const std::string what = "PUT " + S3Uri(client_->options().bucket, key);
   const uint64_t size = body.length;
