@@ -315,6 +315,8 @@ class Filesystem {
   SpoolFile::Deps SpoolDeps();
   // RecoverSealed's work for one sealed spool file: queued, refused (removed) or left sealed.
   void RecoverOne(const std::string& spool);
+  // Whether an open for writing with `flags` bypasses the kernel's page cache (FOPEN_DIRECT_IO).
+  static bool WritesBypassPageCache(int flags);
   Result<std::shared_ptr<SpoolFile>> NewLocal(const std::vector<std::string>& path,
                                               const std::string& key, uint64_t parent,
                                               bool created);

@@ -45,7 +45,8 @@ struct SetAttrRequest {
 struct OpenResult {
   uint64_t fh = 0;
   bool keep_cache = false;  // the bytes cannot change: the kernel may keep its page cache
-  // Bypass the kernel's page cache for this open (FOPEN_DIRECT_IO); see FsOptions::page_cache.
+  // Bypass the kernel's page cache for this open (FOPEN_DIRECT_IO): reads of local cache entries
+  // (FsOptions::page_cache), write-only opens (Filesystem::WritesBypassPageCache).
   bool direct_io = false;
   // A file whose bytes are this open's for its whole life (a complete, pinned cache entry), or
   // -1: the adapter may let the kernel read it directly (FsOptions::passthrough). Owned by the
