@@ -432,14 +432,26 @@ void Filesystem::ApplyFeed(const FeedEvent& event) {
       listings_.NoteChild(dir, /*is_dir=*/true);  // its parent holds a directory
     }
   }
+  // A feed entry is anyone's who can write the bucket (or corrupt): one that contradicts the
+  // local copy this node holds is checked against the store (one HEAD, in the background), never
+  // trusted to evict that copy or to stand for it (issue 47 item 7). The copy goes only if the
+  // store says so (Revalidator: 404 or another object).
+  const std::optional<ChunkReader::CachedCopyInfo> copy = reader_->CachedCopy(key);
+  ObjectInfo held;  // what the local copy is
+  if (copy) {
+    held.key = key;
+    held.size = copy->size;
+    held.etag = copy->etag;
+  }
+  const bool contradicts_copy =
+      copy && (event.kind == FeedEvent::kRemoved || !Revalidator::SameObject(held, event.info));
   if (event.kind == FeedEvent::kRemoved) {
     // Asked again at the next lookup (a later store by another node may already be there).
     meta_.Erase(key);
-    reader_->Invalidate(key);
   } else {
     if (unlinked_.Hides(event.info)) return;  // unlinked here: stays hidden
-    if (event.info.etag.empty()) {
-      meta_.Erase(key);  // found at the next lookup, with its ETag
+    if (event.info.etag.empty() || contradicts_copy) {
+      meta_.Erase(key);  // found at the next lookup, with its ETag, as the store has it
     } else {
       meta_.PutFile(event.info);
       learnt_sizes_.Observe(key, event.info.size);
@@ -447,6 +459,8 @@ void Filesystem::ApplyFeed(const FeedEvent& event) {
     listings_.NoteAdded(key);
     listings_.NoteChild(key, /*is_dir=*/false);
   }
+  // After the metadata changed above: the check's answer is stored only if nothing changed since.
+  if (contradicts_copy) revalidator_.Enqueue(held, /*gen=*/0);
   InvalidateKey(key);
 }
 

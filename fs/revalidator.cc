@@ -5,14 +5,11 @@
 #include "base/deadline.h"
 
 namespace kvfs {
-namespace {
 
-bool SameObject(const ObjectInfo& a, const ObjectInfo& b) {
+bool Revalidator::SameObject(const ObjectInfo& a, const ObjectInfo& b) {
   // An empty ETag is unknown (RGW's multipart completion sends none): size decides then.
   return a.size == b.size && (a.etag.empty() || b.etag.empty() || a.etag == b.etag);
 }
-
-}  // namespace
 
 Revalidator::Revalidator(std::shared_ptr<ObjectStore> store, MetaCache* meta, ChunkReader* reader,
                          int64_t timeout_ms)

@@ -36,6 +36,9 @@ class Revalidator {
   // `gen` (MetaCache::GetStale; 0: no entry).
   void Enqueue(const ObjectInfo& served, uint64_t gen) EXCLUDES(mu_);
 
+  // Whether two answers name the same object (size, and ETag where both have one).
+  static bool SameObject(const ObjectInfo& a, const ObjectInfo& b);
+
   uint64_t checks() const EXCLUDES(mu_);   // HEADs done
   uint64_t dropped() const EXCLUDES(mu_);  // local copies dropped (404 or another version)
 

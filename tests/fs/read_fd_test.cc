@@ -175,10 +175,15 @@ TEST_F(ReadFdTest, BufferedOpensOfLocalCopiesBypassThePageCache) {
   OpenResult big = Open("big.bin", O_RDONLY);
   EXPECT_FALSE(big.direct_io);
   EXPECT_TRUE(fs_->Release(big.fh).ok());
-  // A file being written is read from its spool, which changes.
+  // A file being written is read from its spool, which changes; its write-only open puts the
+  // writer's bytes straight into the requests (Filesystem::WritesBypassPageCache).
   auto cr = fs_->CreateFile(1, "w.bin", O_CREAT | O_WRONLY);
   ASSERT_TRUE(cr.ok());
-  EXPECT_FALSE(cr->second.direct_io);
+  EXPECT_TRUE(cr->second.direct_io);
+  auto rw = fs_->CreateFile(1, "rw.bin", O_CREAT | O_RDWR);
+  ASSERT_TRUE(rw.ok());
+  EXPECT_FALSE(rw->second.direct_io) << "an O_RDWR open may be mapped shared and writable";
+  EXPECT_TRUE(fs_->Release(rw->second.fh).ok());
   ASSERT_TRUE(fs_->Write(cr->second.fh, 0, "w", 1).ok());
   OpenResult w = Open("w.bin", O_RDONLY);
   EXPECT_FALSE(w.direct_io);
