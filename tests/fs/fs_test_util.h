@@ -10,8 +10,10 @@
 #include <memory>
 #include <string>
 
+#include "cache/chunk_cache.h"
 #include "fs/errno_map.h"
 #include "fs/filesystem.h"
+#include "fs/read/cached_reader.h"
 #include "fs/read/direct_reader.h"
 #include "tests/fakes/memory_store.h"
 
@@ -107,6 +109,37 @@ class FsTestBase : public ::testing::Test {
   std::unique_ptr<Filesystem> fs_;
   std::chrono::steady_clock::time_point now_ =
       std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+};
+
+// FsTestBase with the chunk cache in front of the store (MountCached), as the daemon runs.
+class CachedFsTestBase : public FsTestBase {
+ protected:
+  void TearDown() override {
+    // Handles and the reader go before the cache they pin.
+    fs_.reset();
+    cache_.reset();
+    std::filesystem::remove_all(cache_dir_);
+    FsTestBase::TearDown();
+  }
+
+  void MountCached(uint64_t capacity = 64 << 20) {
+    cache_dir_ = spool_.string() + "-cache";
+    ChunkCacheOptions co;
+    co.dir = cache_dir_;
+    co.capacity = capacity;
+    auto cache = ChunkCache::Open(co);
+    ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+    cache_ = std::move(cache).value();
+    CachedReaderOptions ro;
+    ro.part_size = 64 << 10;
+    auto reader = std::make_shared<CachedReader>(store_, cache_.get(), ro);
+    auto fs = Filesystem::Create(store_, reader, options_, [this] { return now_; });
+    ASSERT_TRUE(fs.ok()) << fs.status().ToString();
+    fs_ = std::move(fs).value();
+  }
+
+  std::string cache_dir_;
+  std::unique_ptr<ChunkCache> cache_;
 };
 
 }  // namespace kvfs

@@ -5,39 +5,13 @@
 
 #include <string>
 
-#include "cache/chunk_cache.h"
-#include "fs/read/cached_reader.h"
 #include "tests/fs/fs_test_util.h"
 
 namespace kvfs {
 namespace {
 
-class ReadFdTest : public FsTestBase {
+class ReadFdTest : public CachedFsTestBase {
  protected:
-  void TearDown() override {
-    // Handles and the reader go before the cache they pin.
-    fs_.reset();
-    cache_.reset();
-    std::filesystem::remove_all(cache_dir_);
-    FsTestBase::TearDown();
-  }
-
-  void MountCached(uint64_t capacity = 64 << 20) {
-    cache_dir_ = spool_.string() + "-cache";
-    ChunkCacheOptions co;
-    co.dir = cache_dir_;
-    co.capacity = capacity;
-    auto cache = ChunkCache::Open(co);
-    ASSERT_TRUE(cache.ok()) << cache.status().ToString();
-    cache_ = std::move(cache).value();
-    CachedReaderOptions ro;
-    ro.part_size = 64 << 10;
-    auto reader = std::make_shared<CachedReader>(store_, cache_.get(), ro);
-    auto fs = Filesystem::Create(store_, reader, options_, [this] { return now_; });
-    ASSERT_TRUE(fs.ok()) << fs.status().ToString();
-    fs_ = std::move(fs).value();
-  }
-
   OpenResult Open(const std::string& name, int flags) {
     auto e = fs_->Lookup(1, name);
     EXPECT_TRUE(e.ok()) << e.status().ToString();
@@ -57,9 +31,6 @@ class ReadFdTest : public FsTestBase {
     EXPECT_EQ(n, static_cast<ssize_t>(r.length));
     return buf;
   }
-
-  std::string cache_dir_;
-  std::unique_ptr<ChunkCache> cache_;
 };
 
 std::string Pattern(size_t n) {
