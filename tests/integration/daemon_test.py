@@ -1132,6 +1132,55 @@ def case_write_back(ctx):
     ok("SIGTERM right after 8 closes: all stored before the daemon exited")
 
 
+BURST_WRITER = r"""
+import os, sys
+mnt, n, size, daemon = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+for i in range(n):  # LMCache's fs adapter: one thread, a temp file per key, renamed into place
+    data = (b"%08d" % i) * (size // 8)
+    tmp = os.path.join(mnt, "burst-%d-%05d.data.tmp" % (size, i))
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.rename(tmp, tmp[:-4])
+os.kill(daemon, 9)  # right after the last rename returned
+print("acknowledged", n, flush=True)
+"""
+
+
+def case_write_back_burst_kill(ctx):
+    """write_back: one thread stores a burst (256 x 2 MiB, then 64 x 8 MiB; LMCache's fs adapter)
+    and the daemon is killed (kill -9) right after the last rename returned: the mount over the
+    same cache uploads every chunk still pending, and all are in the store byte-exact."""
+    store = ctx.store()
+    cache = ctx.path("cache")
+    want = {}
+    recovered = 0
+    for n, size in ((256, 2 * MIB), (64, 8 * MIB)):
+        a = Daemon(ctx, store, ctx.path("mnt"), cache, {"write_back": "true"}, name="burst")
+        r = subprocess.run([sys.executable, "-c", BURST_WRITER, a.mnt, str(n), str(size),
+                            str(a.pid)], capture_output=True, text=True, timeout=STEP_TIMEOUT)
+        assert r.returncode == 0 and "acknowledged" in r.stdout, "burst writer: %s" % r.stderr
+        ctx.daemons.remove(a)
+        os.waitpid(a.pid, 0)
+        sealed = [x for x in os.listdir(os.path.join(cache, "spool")) if x.endswith(".seal")]
+        for i in range(n):
+            want["burst-%d-%05d.data" % (size, i)] = sha((b"%08d" % i) * (size // 8))
+        ok("%d x %d MiB acknowledged, daemon killed: %d chunks sealed, not yet uploaded" %
+           (n, size // MIB, len(sealed)))
+        a = Daemon(ctx, store, ctx.path("mnt"), cache, name="burst (restarted)")
+        deadline = time.time() + STEP_TIMEOUT
+        while a.stats()["kvfs_write_back_recovered"] < len(sealed) or \
+                a.stats()["kvfs_write_back_pending"] > 0:
+            assert time.time() < deadline, "recovery did not end: %s" % a.stats()
+            time.sleep(0.1)
+        s = a.stats()
+        assert s["kvfs_write_back_recovery_refused"] == 0 and s["kvfs_write_back_failed"] == 0, s
+        recovered += s["kvfs_write_back_recovered"]
+        a.unmount()
+    check_store(store, want)
+    ok("every acknowledged chunk is in the store byte-exact (%d recovered after the kills)" %
+       recovered)
+
+
 def fuse_connection(mnt):
     """The kernel's view of a mount's FUSE connection (fusectl: /sys/fs/fuse/connections/N, N
     the minor device number of the mount), mounting fusectl first if the machine has not."""
@@ -1161,6 +1210,7 @@ def case_fuse_settings(ctx):
 
 
 CASES = [("replay", case_replay), ("two_nodes", case_two_nodes), ("write_back", case_write_back),
+         ("write_back_burst_kill", case_write_back_burst_kill),
          ("restart", case_restart),
          ("memory", case_memory), ("bad_inputs", case_bad_inputs), ("fstab", case_fstab),
          ("warm", case_warm), ("disk_full", case_disk_full),
