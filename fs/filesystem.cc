@@ -1596,9 +1596,7 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     // the kernel's lookup of it just found): the rename then waits for that answer (EEXIST).
     const std::optional<MetaEntry> target = meta_.Get(dst_key);
     const bool refused_ahead = target && target->kind == MetaEntry::kFile &&
-                               target->info.size > 0 &&
-                               (target->info.size != lf->size_now() ||
-                                options_.exists_policy != ExistsPolicy::kSameSizeOk);
+                               uploader_.WouldRefuse(target->info.size, lf->size_now());
     const bool accept = options_.write_back && !IsTempName(new_name) && !refused_ahead;
     const uint64_t reserved = accept ? lf->size_now() : 0;
     if (accept) KVFS_RETURN_IF_ERROR(write_back_->Reserve(reserved));

@@ -85,9 +85,7 @@ Result<std::shared_ptr<SpoolFile>> SpoolFile::Recover(const Deps& deps,
     f->SetSizeLocked(seal.size);
     f->replaces_ = seal.replaces;
     f->over_object_ = true;  // unknown here: a failed upload must not hide an object of the name
-    f->state_ = State::kQueued;
-    f->queued_atomic_.store(true);
-    f->published_atomic_.store(true);
+    f->QueuedLocked();
     f->sealed_ = true;
     f->sealed_crc_ = seal.crc32c;
   }
@@ -382,13 +380,10 @@ SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
   if (!st.ok()) return FailLocked(std::move(st));
   // The name's object would refuse these bytes (exists policy): the close waits for that answer.
   const bool refused_ahead =
-      over_size_ && *over_size_ > 0 && !replaces_ &&
-      (*over_size_ != size_ || deps_.options->exists_policy != ExistsPolicy::kSameSizeOk);
+      over_size_ && !replaces_ && deps_.uploader->WouldRefuse(*over_size_, size_);
   if (!wait && !refused_ahead && SealLocked(place_).ok()) {
     // Write-back: the chunk is whole and sealed; the name shows it on this node from here on.
-    state_ = State::kQueued;
-    queued_atomic_.store(true);
-    published_atomic_.store(true);
+    QueuedLocked();
     out.kind = Outcome::kQueued;
     out.place = place_;
     return out;
@@ -419,6 +414,12 @@ Status SpoolFile::SealLocked(const Place& place) {
   sealed_ = true;
   sealed_crc_ = crc;
   return st;
+}
+
+void SpoolFile::QueuedLocked() {
+  state_ = State::kQueued;
+  queued_atomic_.store(true);
+  published_atomic_.store(true);
 }
 
 void SpoolFile::UnsealLocked() {
@@ -614,9 +615,7 @@ SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace
       return out;
     }
     if (SealLocked(dst).ok()) {
-      state_ = State::kQueued;
-      queued_atomic_.store(true);
-      published_atomic_.store(true);
+      QueuedLocked();
       out.kind = Outcome::kQueued;
       queued = true;
     }

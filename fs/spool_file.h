@@ -276,6 +276,8 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // Write-back accepts the chunk as `place`: writes its seal (SpoolSeal). A failure (the spool's
   // disk full, say) is logged and the caller uploads before it returns instead.
   Status SealLocked(const Place& place) REQUIRES(mu_);
+  // Accepted (write-back): shown on this node, its upload to be queued.
+  void QueuedLocked() REQUIRES(mu_);
   // The chunk is no longer pending (stored, failed, rewritten, discarded): its seal goes.
   void UnsealLocked() REQUIRES(mu_);
 

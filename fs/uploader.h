@@ -49,6 +49,13 @@ class Uploader {
                                const std::string& display_name, bool no_replace,
                                EarlyUpload* early = nullptr,
                                std::optional<uint32_t> crc = std::nullopt);
+  // Whether the exists policy (OnExists) would refuse a chunk of `size` bytes over an object of
+  // `existing` bytes of another writer: another non-empty size, or any non-empty object under
+  // ExistsPolicy::kEexist. An empty object is replaced, not a refusal.
+  bool WouldRefuse(uint64_t existing, uint64_t size) const {
+    return existing > 0 &&
+           (existing != size || options_.exists_policy != ExistsPolicy::kSameSizeOk);
+  }
   // Uploads bytes [0, size) of fd as `key`, replacing the object there: a file opened for reading
   // and writing that started from the object's bytes and was changed (not a chunk written once:
   // those never replace anything).
