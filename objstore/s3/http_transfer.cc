@@ -104,6 +104,10 @@ void SetUpTransfer(CURL* e, HttpExchange* x, const HttpEngine::Options& options,
   curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
                    options.prefer_http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1);
+  // Transfers started together (a multipart's parts, a read's ranges) wait for the first
+  // connection's ALPN answer and share it when it is h2, instead of each opening a connection
+  // and a TLS handshake of its own before curl knows it could multiplex.
+  if (options.prefer_http2) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
   curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);
   curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, options.verify_tls ? 2L : 0L);
   if (!options.ca_bundle.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_bundle.c_str());
