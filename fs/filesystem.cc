@@ -331,6 +331,17 @@ Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, boo
   }
   uint64_t ino = inodes_.Ref(parent, name, node.kind == MetaEntry::kDir);
   entry.attr = AttrOf(ino, node);
+  if (node.kind == MetaEntry::kFile && node.spool == nullptr && reader_ != nullptr &&
+      local_files_.Find(key) == nullptr) {
+    // An engine looks up the chunks it is about to read: their downloads start now, while it
+    // looks up or reads the others. A scan's lookups only answer. A chunk written here (its
+    // spool becomes the cache copy at the writer's last release) is never downloaded.
+    if (scans_.Scanning(pid, parent)) {
+      lookups_.scan_lookups++;
+    } else {
+      reader_->Prefetch(key, node.info);
+    }
+  }
   return entry;
 }
 
@@ -1314,6 +1325,7 @@ Result<uint64_t> Filesystem::OpenDir(uint64_t ino, pid_t pid) {
         return NextDirPage(ino, prefix, *local, c, out);
       });
   KVFS_RETURN_IF_ERROR(stream->Start());
+  scans_.Listed(pid, ino);
   return handles_.AddDir(std::move(stream));
 }
 
@@ -1388,7 +1400,9 @@ Status Filesystem::NextDirPage(uint64_t ino, const std::string& prefix,
   return Status::OK();
 }
 
-Status Filesystem::ReadDir(uint64_t dir_fh, uint64_t offset, const DirStream::Visitor& add) {
+Status Filesystem::ReadDir(uint64_t dir_fh, uint64_t offset, const DirStream::Visitor& add,
+                           uint64_t ino, pid_t pid) {
+  if (ino != 0) scans_.Listed(pid, ino);
   KVFS_ASSIGN_OR_RETURN(std::shared_ptr<DirStream> stream, handles_.Dir(dir_fh));
   return stream->Read(offset, add);
 }

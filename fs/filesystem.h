@@ -81,6 +81,7 @@
 #include "fs/name_codec.h"
 #include "fs/read/chunk_reader.h"
 #include "fs/revalidator.h"
+#include "fs/scan_tracker.h"
 #include "fs/spool_file.h"
 #include "fs/spool_files.h"
 #include "fs/unlinked_names.h"
@@ -165,12 +166,15 @@ class Filesystem {
                            std::optional<uint64_t> fh = std::nullopt);
 
   // --- Directories ---
-  // pid: as for Lookup (chunks other processes are writing are not listed).
+  // pid: as for Lookup (chunks other processes are writing are not listed). The thread's
+  // lookups in the directory from now on are a scan's: they start no download (ScanTracker).
   Result<uint64_t> OpenDir(uint64_t ino, pid_t pid = 0);
   // Visits the entries from `offset` on (".", "..", then the names; see DirStream for offsets)
   // until `add` returns false or the directory ends. The handle holds one listing page at a time:
   // O(page) memory, not O(directory), until ReleaseDir frees it.
-  Status ReadDir(uint64_t dir_fh, uint64_t offset, const DirStream::Visitor& add);
+  // `ino`, `pid`: the directory and the reading thread, when known (ScanTracker).
+  Status ReadDir(uint64_t dir_fh, uint64_t offset, const DirStream::Visitor& add, uint64_t ino = 0,
+                 pid_t pid = 0);
   void ReleaseDir(uint64_t dir_fh);
   // Memory held by open directory handles (tests; the README's memory bound).
   size_t DirHandleBytes() const;
@@ -348,6 +352,7 @@ class Filesystem {
   MetaCache meta_;
   ChunkSizeLearner learnt_sizes_;  // whole-chunk sizes from the store (learn_chunk_sizes)
   LookupCounters lookups_;         // what resolutions cost (fs/lookup_stats.h)
+  ScanTracker scans_;              // lookups of a directory scan do not prefetch
   WriteCounters writes_;           // fs/write_stats.h
   DirListingCache listings_;       // negative lookups from a recent directory listing
   Revalidator revalidator_;        // background checks of names answered from local copies

@@ -132,6 +132,17 @@ std::vector<ConfigKey> BuildTable() {
       "cache_evict_ratio", [](KvfsConfig & c) -> auto& { return c.cache.evict_ratio; }));
   t.push_back(EnumKey<bool>("verify", [](KvfsConfig & c) -> auto& { return c.reader.verify; },
                             {{"auto", true}, {"off", false}}));
+  t.push_back(BoolKey(
+      "prefetch", [](KvfsConfig & c) -> auto& { return c.reader.prefetch.enabled; }));
+  t.push_back(IntKey(
+      "prefetch_downloads", [](KvfsConfig & c) -> auto& { return c.reader.prefetch.max_downloads; },
+      1, 1024));
+  t.push_back(SizeKey(
+      "prefetch_bytes", [](KvfsConfig & c) -> auto& { return c.reader.prefetch.max_bytes; }, 0,
+      kMaxSize));
+  t.push_back(DurationKey(
+      "prefetch_unread_secs", [](KvfsConfig & c) -> auto& { return c.reader.prefetch.unread_secs; },
+      1000, 1, 86'400));
   // Chunks and names.
   t.push_back(SizeListKey(
       "chunk_sizes", [](KvfsConfig & c) -> auto& { return c.fs.chunk_sizes; }));

@@ -222,7 +222,8 @@ void ServeReaddir(fuse_req_t req, fuse_ino_t ino, uint64_t fh, size_t size, off_
   std::unique_ptr<char[]> buf(new char[size]);
   size_t used = 0;
   Status st = FsOf(req).ReadDir(
-      fh, static_cast<uint64_t>(off), [&](const DirEntry& e, uint64_t next_offset) {
+      fh, static_cast<uint64_t>(off),
+      [&](const DirEntry& e, uint64_t next_offset) {
         struct stat st;
         std::memset(&st, 0, sizeof(st));
         st.st_ino = e.ino;
@@ -233,7 +234,8 @@ void ServeReaddir(fuse_req_t req, fuse_ino_t ino, uint64_t fh, size_t size, off_
         if (n > size - used) return false;
         used += n;
         return true;
-      });
+      },
+      ino, fuse_req_ctx(req)->pid);
   // Entries already gathered go out; the failure shows at the next readdir, which starts there.
   if (!st.ok() && used == 0) return ReplyErr(req, "readdir", Ino(ino), st);
   fuse_reply_buf(req, buf.get(), used);

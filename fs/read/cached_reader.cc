@@ -7,14 +7,34 @@
 
 namespace kvfs {
 
+namespace {
+
+PrefetchOptions PrefetchBounds(PrefetchOptions o, const ChunkCache* cache) {
+  if (cache == nullptr) {
+    o.enabled = false;
+  } else if (o.max_bytes == 0) {
+    o.max_bytes = cache->capacity() / 4;
+  }
+  return o;
+}
+
+}  // namespace
+
 CachedReader::CachedReader(std::shared_ptr<ObjectStore> store, ChunkCache* cache,
                            CachedReaderOptions opts)
-    : store_(std::move(store)), cache_(cache), opts_(opts), workers_(opts.write_threads) {}
+    : store_(std::move(store)),
+      cache_(cache),
+      opts_(opts),
+      prefetch_(PrefetchBounds(opts.prefetch, cache), &counters_),
+      workers_(opts.write_threads) {}
 
 CachedReader::~CachedReader() {
   // Downloads still running reference the write threads and the counters: let them end first.
   MutexLock l(&mu_);
-  drained_cv_.Wait(&mu_, [this] { return counters_.fetches_in_flight.load() == 0; });
+  stopping_ = true;
+  drained_cv_.Wait(&mu_, [this]() REQUIRES(mu_) {
+    return starting_ == 0 && counters_.fetches_in_flight.load() == 0;
+  });
   fetches_.clear();
 }
 
@@ -51,8 +71,11 @@ Result<std::unique_ptr<ReadHandle>> CachedReader::Open(const std::string& key,
   info.key = key;
   if (cache_ == nullptr || info.size > cache_->capacity()) return Stream(info);
 
-  FetchContext ctx{store_.get(), opts_.part_size,          &workers_,   &counters_,
-                   this,         opts_.max_parallel_parts, opts_.verify};
+  // Downloading, or downloaded and not read yet, because a lookup asked: the engine's read of a
+  // chunk this node did not have - a miss, started early.
+  const bool prefetched = prefetch_.ClaimForRead(key) == PrefetchQueue::Claim::kPrefetched;
+  if (prefetched) PumpPrefetches();  // the bytes it held are the engine's now: room for more
+  const FetchContext ctx = Context();
   // A few rounds cover the races between a lookup and a download that commits meanwhile.
   for (int attempt = 0; attempt < 3; attempt++) {
     bool mismatch = false;
@@ -61,13 +84,14 @@ Result<std::unique_ptr<ReadHandle>> CachedReader::Open(const std::string& key,
     if (mismatch) break;  // another version is being fetched: do not wait for it
     if (f == nullptr) {
       if (std::optional<EntryRef> e = cache_->Lookup(key, info.size, info.etag)) {
-        counters_.hits++;
+        (prefetched ? counters_.misses : counters_.hits)++;
         return std::unique_ptr<ReadHandle>(new CacheHitHandle(std::move(*e), &counters_));
       }
       auto fresh = std::make_shared<ObjectFetch>(ctx, key, info);
       f = FindOrAdd(key, info, fresh, &mismatch);
       if (mismatch) break;
       owner = f == fresh;
+      if (owner && prefetched) counters_.prefetches_evicted++;
     }
     if (owner) {
       counters_.misses++;
@@ -81,7 +105,7 @@ Result<std::unique_ptr<ReadHandle>> CachedReader::Open(const std::string& key,
     }
     Status st = f->WaitStarted();
     if (st.ok()) {
-      if (!owner) counters_.shared_downloads++;
+      if (!owner) (prefetched ? counters_.misses : counters_.shared_downloads)++;
       return std::unique_ptr<ReadHandle>(
           new FetchHandle(std::move(f), StreamFallback(info), &counters_));
     }
@@ -94,10 +118,95 @@ Result<std::unique_ptr<ReadHandle>> CachedReader::Open(const std::string& key,
   return Stream(info);
 }
 
+FetchContext CachedReader::Context() {
+  return FetchContext{store_.get(), opts_.part_size,          &workers_,   &counters_,
+                      this,         opts_.max_parallel_parts, opts_.verify};
+}
+
 void CachedReader::FetchFinished(const std::string& key, const ObjectFetch* f) {
+  bool prefetch = false;
+  {
+    MutexLock l(&mu_);
+    auto it = fetches_.find(key);
+    if (it != fetches_.end() && it->second.get() == f) fetches_.erase(it);
+    prefetch = prefetching_.erase(f) != 0;
+  }
+  if (!prefetch) return;
+  prefetch_.Ended(key, f->Stored());
+  PumpPrefetches();
+}
+
+void CachedReader::Prefetch(const std::string& key, const ObjectInfo& info_in) {
+  if (cache_ == nullptr || !prefetch_.options().enabled || info_in.size == 0 ||
+      info_in.size > cache_->capacity()) {
+    return;
+  }
+  {
+    MutexLock l(&mu_);
+    if (fetches_.count(key) != 0) return;  // downloading already
+  }
+  if (std::optional<ChunkCache::Peeked> p = cache_->Peek(key)) {
+    if (p->size == info_in.size &&
+        (p->etag.empty() || info_in.etag.empty() || p->etag == info_in.etag)) {
+      return;  // cached (a stale entry is replaced by the download)
+    }
+  }
+  ObjectInfo info = info_in;
+  info.key = key;
+  prefetch_.Offer(info);
+  PumpPrefetches();
+}
+
+void CachedReader::PumpPrefetches() {
+  for (;;) {
+    {
+      MutexLock l(&mu_);
+      if (stopping_) return;
+    }
+    std::optional<ObjectInfo> next = prefetch_.Next();
+    if (!next) return;
+    StartPrefetch(*next);
+  }
+}
+
+void CachedReader::StartPrefetch(const ObjectInfo& info) {
+  const std::string& key = info.key;
+  auto fresh = std::make_shared<ObjectFetch>(Context(), key, info);
+  bool registered = false;
+  {
+    MutexLock l(&mu_);
+    if (!stopping_ && fetches_.count(key) == 0) {  // else an open started it meanwhile
+      fetches_.emplace(key, fresh);
+      prefetching_.insert(fresh.get());
+      starting_++;
+      registered = true;
+    }
+  }
+  if (!registered) {
+    prefetch_.Skipped(key);
+    return;
+  }
+  Result<FillRef> fill = cache_->StartFill(key, info.size, info.etag);
+  if (fill.ok()) {
+    fresh->Start(std::move(fill).value());
+  } else {
+    // Cached meanwhile (kAlreadyExists), or no room: nothing to prefetch. An open that found
+    // the fetch meanwhile learns why and looks again or streams.
+    {
+      MutexLock l(&mu_);
+      prefetching_.erase(fresh.get());
+    }
+    fresh->Abandon(fill.status());
+    FetchFinished(key, fresh.get());
+    if (fill.status().code() == StatusCode::kAlreadyExists) {
+      prefetch_.Skipped(key);
+    } else {
+      prefetch_.Ended(key, false);
+    }
+  }
   MutexLock l(&mu_);
-  auto it = fetches_.find(key);
-  if (it != fetches_.end() && it->second.get() == f) fetches_.erase(it);
+  starting_--;
+  drained_cv_.SignalAll();
 }
 
 void CachedReader::FetchDrained() {
@@ -113,6 +222,7 @@ bool CachedReader::AdoptWritten(const std::string& key, const ObjectInfo& info,
     MutexLock l(&mu_);
     fetches_.erase(key);
   }
+  prefetch_.Forget(key);
   return cache_->AdoptFile(key, info.size, info.etag, path, crc);
 }
 
@@ -121,6 +231,7 @@ void CachedReader::Invalidate(const std::string& key) {
     MutexLock l(&mu_);
     fetches_.erase(key);
   }
+  prefetch_.Forget(key);
   if (cache_ != nullptr) cache_->Remove(key);
 }
 

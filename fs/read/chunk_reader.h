@@ -73,6 +73,9 @@ class ChunkReader {
   // Whether Open(info) would serve reads from a local file (a cache entry or a download into
   // one), decided before opening (an open that never reads fetches nothing: LazyReadHandle).
   virtual bool ServesFromCache(const ObjectInfo& info) const { return false; }
+  // A lookup found `info` (an object named `key`) and the engine may read it soon: a caching
+  // reader may start downloading it in the background (bounded). The default does nothing.
+  virtual void Prefetch(const std::string& key, const ObjectInfo& info) {}
   // Forgets any local copy of `key` (after unlink, or when the object changed).
   virtual void Invalidate(const std::string& key) {}
 

@@ -373,4 +373,9 @@ void ObjectFetch::OnPartDone(size_t part, const PartProgress& progress, Result<u
   }
 }
 
+bool ObjectFetch::Stored() const {
+  MutexLock l(&mu_);
+  return entry_.valid();
+}
+
 }  // namespace kvfs

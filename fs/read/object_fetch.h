@@ -68,6 +68,9 @@ class ObjectFetch : public std::enable_shared_from_this<ObjectFetch> {
   bool WouldWait(uint64_t offset, uint64_t length) const EXCLUDES(mu_);
   // The fill file, readable with pread; valid from Start until the fetch is destroyed.
   int fd() const { return fd_; }
+  // Whether the download completed and is in the cache (final once it told its owner it
+  // finished).
+  bool Stored() const EXCLUDES(mu_);
   uint64_t size() const { return info_.size; }
 
  private:

@@ -33,7 +33,22 @@ namespace kvfs {
   /* downloads completed without a recorded checksum to check (multipart uploads, other        */  \
   /* writers) or with verification off                                                         */  \
   X(unverified, "kvfs_downloads_unverified", kCounter)                                             \
-  X(read_errors, "kvfs_read_errors", kCounter) /* Read/ReadFd calls that returned an error */
+  X(read_errors, "kvfs_read_errors", kCounter) /* Read/ReadFd calls that returned an error */      \
+  /* Prefetch on lookup (fs/read/prefetch_queue.h): downloads a lookup started */                  \
+  X(prefetches_started, "kvfs_prefetches_started", kCounter)                                       \
+  /* opens of a chunk a lookup prefetched (downloading or done); counted as misses too */          \
+  X(prefetches_joined, "kvfs_prefetches_joined", kCounter)                                         \
+  /* prefetched chunks not read within prefetch_unread_secs (they stay cached, under LRU) */       \
+  X(prefetches_unread, "kvfs_prefetches_unread", kCounter)                                         \
+  X(prefetch_bytes_unread, "kvfs_prefetch_bytes_unread", kCounter)                                 \
+  /* of the joined: gone from the cache before the read (evicted, or damaged): downloaded again */ \
+  X(prefetches_evicted, "kvfs_prefetches_evicted", kCounter)                                       \
+  /* queued prefetches dropped: the queue was full, or the object changed or went */               \
+  X(prefetches_cancelled, "kvfs_prefetches_cancelled", kCounter)                                   \
+  X(prefetches_failed, "kvfs_prefetches_failed", kCounter) /* downloads that did not complete */   \
+  X(prefetches_queued, "kvfs_prefetches_queued", kGauge)                                           \
+  /* bytes of chunks prefetched and not read yet, downloading included (prefetch_bytes bounds) */  \
+  X(prefetch_bytes_held, "kvfs_prefetch_bytes_held", kGauge)
 
 // The values, as CachedReader::Stats() reports them.
 struct ReaderStats {

@@ -204,30 +204,41 @@ def lost_create_race(ctx, row):
 
 
 def replaced_object(ctx, row):
-    """The object behind a name a node has looked up is replaced (412 on If-Match): the read
-    fails at most once (ESTALE/EIO), and the next read returns the new bytes."""
+    """The object behind a name a node has looked up is replaced (412 on If-Match). With
+    `prefetch: false` (the lookup leaves the download to the read) the read fails at most once
+    (ESTALE/EIO), and the next read returns the new bytes. At the defaults the lookup may have
+    downloaded the version it saw: the read returns that whole version or the new one, never a
+    mix."""
     store = ctx.store()
-    a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"),
-               {"metadata_cache_ttl_secs": "600"}, name="a")
-    old, new = chunk("old", 3 * MIB), chunk("new", 3 * MIB)
-    store_put(store, "swap.pt", old)
-    path = os.path.join(a.mnt, "swap.pt")
-    assert os.stat(path).st_size == len(old)  # node a now holds the old ETag
-    store_put(store, "swap.pt", new)
-    results = []
-    for _ in range(3):
-        try:
-            got = read_direct(path)
-            results.append("bytes")
-            if got != new:
-                row.corrupt += len(got)
-            break
-        except OSError as e:
-            assert e.errno in (errno.ESTALE, errno.EIO), "read: %s" % e
-            results.append(errno.errorcode[e.errno])
-    assert results[-1] == "bytes", "the new object is never read: %s" % results
-    assert row.corrupt == 0, "old or mixed bytes served after the replace"
-    row.observed = " then ".join(results) + " (new object)"
+    observed = []
+    for prefetch in ("false", "true"):
+        a = Daemon(ctx, store, ctx.path("mnt-" + prefetch), ctx.path("cache-" + prefetch),
+                   {"prefetch": prefetch, "metadata_cache_ttl_secs": "600"},
+                   name="prefetch " + prefetch)
+        name = "swap-%s.pt" % prefetch
+        old, new = chunk("old" + prefetch, 3 * MIB), chunk("new" + prefetch, 3 * MIB)
+        store_put(store, name, old)
+        path = os.path.join(a.mnt, name)
+        assert os.stat(path).st_size == len(old)  # the node now holds the old ETag
+        a.settled()  # with prefetch: its download of the old version has ended
+        store_put(store, name, new)
+        allowed = {new: "new"} if prefetch == "false" else {new: "new", old: "old (prefetched)"}
+        results = []
+        for _ in range(3):
+            try:
+                got = read_direct(path)
+                if got not in allowed:
+                    row.corrupt += len(got)
+                results.append(allowed.get(got, "other bytes"))
+                break
+            except OSError as e:
+                assert e.errno in (errno.ESTALE, errno.EIO), "read: %s" % e
+                results.append(errno.errorcode[e.errno])
+        assert row.corrupt == 0, "mixed or other bytes served after the replace: %s" % results
+        assert results[-1] in allowed.values(), "the object is never read: %s" % results
+        observed.append("prefetch %s: %s" % (prefetch, " then ".join(results)))
+        a.unmount()
+    row.observed = "; ".join(observed)
 
 
 def list_loop(ctx, row, script):
@@ -575,8 +586,9 @@ SCENARIOS = [
      "a live close of a short chunk (save_unfull_chunk: false) is EINVAL, nothing visible",
      partial_close),
     ("lost-create-race", False, "every node serves the store's object", lost_create_race),
-    ("replaced-object", False, "stale view dropped: next read is the new object",
-     replaced_object),
+    ("replaced-object", False,
+     "stale view dropped: next read is the new object (prefetch false), else the whole version "
+     "looked up; never mixed", replaced_object),
     ("cache-disk-full", False, "write ENOSPC; reads stream; cache_size warning",
      reuse(daemon_test.case_disk_full, "as expected (daemon_test.case_disk_full)")),
     ("store-stalled", True,

@@ -130,9 +130,8 @@ class CachedFsTestBase : public FsTestBase {
     auto cache = ChunkCache::Open(co);
     ASSERT_TRUE(cache.ok()) << cache.status().ToString();
     cache_ = std::move(cache).value();
-    CachedReaderOptions ro;
-    ro.part_size = 64 << 10;
-    auto reader = std::make_shared<CachedReader>(store_, cache_.get(), ro);
+    auto reader = std::make_shared<CachedReader>(store_, cache_.get(), reader_options_);
+    reader_ = reader.get();
     auto fs = Filesystem::Create(store_, reader, options_, [this] { return now_; });
     ASSERT_TRUE(fs.ok()) << fs.status().ToString();
     fs_ = std::move(fs).value();
@@ -140,6 +139,15 @@ class CachedFsTestBase : public FsTestBase {
 
   std::string cache_dir_;
   std::unique_ptr<ChunkCache> cache_;
+  CachedReaderOptions reader_options_ = SmallParts();  // MountCached's
+  CachedReader* reader_ = nullptr;                     // owned by fs_
+
+ private:
+  static CachedReaderOptions SmallParts() {
+    CachedReaderOptions o;
+    o.part_size = 64 << 10;
+    return o;
+  }
 };
 
 }  // namespace kvfs

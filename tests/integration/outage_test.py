@@ -237,12 +237,14 @@ def reads_of_uncached_chunks_leave_threads_free(ctx, store):
     data = chunk("cached-b", 2 * daemon_test.MIB + 5)
     write_chunk(b.mnt, "cached-b.pt", data)
     names = ["uncached-%d.pt" % i for i in range(3 * threads)]
-    for n in names:
-        store.put(n, chunk(n, daemon_test.MIB))
-        os.stat(os.path.join(b.mnt, n))  # metadata known: the open needs no request
+    # The GETs stall from the start: the lookups' prefetches hang in the background too, and
+    # the reads that join them wait on the store-wait threads.
     store.control("/__fault/rules",
                   b'[{"method": "GET", "key": "uncached", "action": "stall", "seconds": 600,'
                   b' "count": -1}]')
+    for n in names:
+        store.put(n, chunk(n, daemon_test.MIB))
+        os.stat(os.path.join(b.mnt, n))  # metadata known: the open needs no request
     results = []
     readers = [threading.Thread(target=lambda n=n: results.append(
         timed(lambda: read_direct(os.path.join(b.mnt, n))))) for n in names]

@@ -384,14 +384,20 @@ def run(ctx, checks):
                nixl_link)
 
     def open_without_read():
+        # llm-d's existence check (open + close) is a lookup: at the default (prefetch true) it
+        # downloads the chunk once in the background, and nothing else (prefetch_test.py: with
+        # prefetch false it transfers nothing).
         st = b.settled()
         with open(os.path.join(b.mnt, "sub.bin"), "rb"):
-            pass  # llm-d's existence check: open + close
+            pass
         after = b.settled()
-        assert after.get("kvfs_read_bytes_from_store", 0) == st.get("kvfs_read_bytes_from_store", 0), \
-            "an open without a read downloaded %d bytes" % (
-                after["kvfs_read_bytes_from_store"] - st["kvfs_read_bytes_from_store"])
-    checks.run("an open without a read transfers nothing", open_without_read)
+        got = after.get("kvfs_read_bytes_from_store", 0) - st.get("kvfs_read_bytes_from_store", 0)
+        started = after["kvfs_prefetches_started"] - st["kvfs_prefetches_started"]
+        assert (got, started) in ((0, 0), (size, 1)), \
+            "an open without a read downloaded %d bytes in %d prefetches (chunk: %d)" % (
+                got, started, size)
+    checks.run("an open without a read downloads the chunk at most once (prefetch), nothing more",
+               open_without_read)
 
     leftovers = [k for k in stored(store) if ".tmp" in k]
     checks.run("bucket: nothing under a temporary name", lambda: not leftovers or (_ for _ in ()).throw(
