@@ -154,7 +154,9 @@ void CachedReader::Prefetch(const std::string& key, const ObjectInfo& info_in) {
   ObjectInfo info = info_in;
   info.key = key;
   prefetch_.Offer(info);
-  PumpPrefetches();
+  // Started on a worker: creating the fill and sending the GET would otherwise be on the
+  // engine's lookup (measured: +0.4-0.6 ms per lookup), and the next lookups overlap it.
+  workers_.Schedule([this] { PumpPrefetches(); });
 }
 
 void CachedReader::PumpPrefetches() {

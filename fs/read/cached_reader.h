@@ -5,9 +5,9 @@
 // cannot be cached (bigger than the cache, no cache, cache full of pinned entries) are streamed:
 // each read is parallel ranged GETs into the caller's buffer.
 //
-// Prefetch: a lookup of an object not cached here queues its download (PrefetchQueue bounds how
-// many run and how many bytes they hold); an Open of it joins the download or hits its entry, and
-// counts as the miss it was.
+// Prefetch: a lookup of an object not cached here queues its download, started on a worker
+// thread rather than the lookup's (PrefetchQueue bounds how many run and how many bytes they
+// hold); an Open of it joins the download or hits its entry, and counts as the miss it was.
 //
 // Memory: downloads hold no part in memory (each GET streams into the cache file), so their cost
 // is the store's transfer buffers; streaming reads use only the caller's buffer.

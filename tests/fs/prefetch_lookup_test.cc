@@ -19,6 +19,14 @@ class PrefetchLookupTest : public CachedFsTestBase {
     }
     MountCached();
   }
+  template <typename F>
+  void WaitUntil(F done) {  // prefetches start on a worker thread
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!done()) {
+      ASSERT_LT(std::chrono::steady_clock::now(), until);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
   void WaitIdle() {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (reader_->Stats().fetches_in_flight != 0) {
@@ -31,7 +39,7 @@ class PrefetchLookupTest : public CachedFsTestBase {
 TEST_F(PrefetchLookupTest, AnEnginesLookupStartsTheDownloadItsReadJoins) {
   auto e = fs_->Lookup(Filesystem::kRootIno, "a.bin", nullptr, /*pid=*/4242);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
-  EXPECT_EQ(reader_->Stats().prefetches_started, 1u);
+  WaitUntil([&] { return reader_->Stats().prefetches_started == 1; });
   WaitIdle();
   const uint64_t gets = mem_->Calls(StoreOp::kGet);
   auto data = ReadFile("a.bin");
@@ -63,7 +71,7 @@ TEST_F(PrefetchLookupTest, AScansLookupsStartNoDownload) {
   EXPECT_EQ(mem_->Calls(StoreOp::kGet), 0u);
   // Another thread of the same node looking a name up is an engine's lookup.
   ASSERT_TRUE(fs_->Lookup(Filesystem::kRootIno, "b.bin", nullptr, 778).ok());
-  EXPECT_EQ(reader_->Stats().prefetches_started, 1u);
+  WaitUntil([&] { return reader_->Stats().prefetches_started == 1; });
   WaitIdle();
 }
 

@@ -3,7 +3,9 @@
 // bytes; a flipped byte is never served; invalidation forgets a queued prefetch.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "fs/read/prefetch_queue.h"
 #include "tests/fs/read/cached_reader_fixture.h"
@@ -11,6 +13,15 @@
 
 namespace kvfs::testing {
 namespace {
+
+// Waits (without asserting any timing) until `done` holds: prefetches start on a worker.
+template <typename F>
+void WaitUntil(F done) {
+  for (int i = 0; i < 10000 && !done(); i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(done());
+}
 
 class PrefetchTest : public CachedReaderTest {
  protected:
@@ -36,7 +47,8 @@ TEST_F(PrefetchTest, OpenOfAPrefetchedChunkJoinsItAndCountsAMiss) {
   store->HoldGetsFrom(kPart);  // the first download is still running at its open
   for (auto& [info, data] : chunks) reader->Prefetch(info.key, info);
   reader->Prefetch(chunks[0].first.key, chunks[0].first);  // a second lookup: nothing more
-  EXPECT_EQ(reader->Stats().prefetches_started, 3u);
+  WaitUntil([&] { return reader->Stats().prefetches_started == 3; });
+  EXPECT_EQ(reader->Stats().prefetches_queued, 0u);
   auto first = reader->Open(chunks[0].first.key, chunks[0].first);
   ASSERT_TRUE(first.ok());
   store->Release();
@@ -81,8 +93,8 @@ TEST_F(PrefetchTest, AtMostPrefetchDownloadsRunAndTheRestWait) {
   for (int i = 0; i < 5; i++) infos.push_back(Put("q" + std::to_string(i), Pattern(kPart, i)));
   store->HoldGetsFrom(0);
   for (const ObjectInfo& info : infos) reader->Prefetch(info.key, info);
+  WaitUntil([&] { return reader->Stats().prefetches_started == 2; });
   ReaderStats s = reader->Stats();
-  EXPECT_EQ(s.prefetches_started, 2u);
   EXPECT_EQ(s.prefetches_queued, 3u);
   EXPECT_EQ(s.fetches_in_flight, 2u);
   store->Release();
@@ -98,6 +110,7 @@ TEST_F(PrefetchTest, UnreadBytesAreBoundedUntilTheEngineReads) {
   std::vector<ObjectInfo> infos;
   for (int i = 0; i < 4; i++) infos.push_back(Put("b" + std::to_string(i), Pattern(kPart, i)));
   for (const ObjectInfo& info : infos) reader->Prefetch(info.key, info);
+  WaitUntil([&] { return reader->Stats().prefetch_bytes_held == 2 * kPart; });
   WaitIdle(*reader);
   EXPECT_EQ(reader->Stats().prefetches_started, 2u) << "more than prefetch_bytes unread";
   EXPECT_EQ(reader->Stats().prefetches_queued, 2u);
@@ -118,6 +131,7 @@ TEST_F(PrefetchTest, AFlippedByteIsNeverServedFromAPrefetch) {
   ObjectInfo info = Put("flip", data);
   info.crc32c = 0x12345678;  // the checksum its writer recorded does not match the bytes
   reader->Prefetch("flip", info);
+  WaitUntil([&] { return reader->Stats().prefetches_failed == 1; });
   WaitIdle(*reader);
   EXPECT_EQ(reader->Stats().verify_failures, 1u);
   EXPECT_EQ(reader->Stats().prefetches_failed, 1u);
@@ -136,6 +150,7 @@ TEST_F(PrefetchTest, InvalidateForgetsAQueuedPrefetch) {
   store->HoldGetsFrom(0);
   reader->Prefetch("a", a);
   reader->Prefetch("b", b);
+  WaitUntil([&] { return reader->Stats().prefetches_started == 1; });
   EXPECT_EQ(reader->Stats().prefetches_queued, 1u);
   reader->Invalidate("b");  // deleted by another node before its download started
   EXPECT_EQ(reader->Stats().prefetches_queued, 0u);
@@ -161,6 +176,7 @@ TEST_F(PrefetchTest, ACachedReadDoesNotWaitForStalledPrefetches) {
     ObjectInfo info = Put("cold" + std::to_string(i), Pattern(kPart, i));
     reader->Prefetch(info.key, info);
   }
+  WaitUntil([&] { return reader->Stats().prefetches_started == 16; });
   auto h = reader->Open("hot", hot_info);  // served from the cache, no GET
   ASSERT_TRUE(h.ok());
   EXPECT_FALSE((*h)->WouldWait(0, hot.size()));
