@@ -93,11 +93,16 @@ TEST_F(PrefetchTest, AtMostPrefetchDownloadsRunAndTheRestWait) {
   for (int i = 0; i < 5; i++) infos.push_back(Put("q" + std::to_string(i), Pattern(kPart, i)));
   store->HoldGetsFrom(0);
   for (const ObjectInfo& info : infos) reader->Prefetch(info.key, info);
-  WaitUntil([&] { return reader->Stats().prefetches_started == 2; });
+  // Counted as started before its GET is in flight: wait for both.
+  WaitUntil([&] {
+    ReaderStats now = reader->Stats();
+    return now.prefetches_started == 2 && now.fetches_in_flight == 2;
+  });
   ReaderStats s = reader->Stats();
   EXPECT_EQ(s.prefetches_queued, 3u);
   EXPECT_EQ(s.fetches_in_flight, 2u);
   store->Release();
+  WaitUntil([&] { return reader->Stats().prefetches_started == 5; });
   WaitIdle(*reader);
   s = reader->Stats();
   EXPECT_EQ(s.prefetches_started, 5u);
