@@ -203,6 +203,7 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs
     node.info.size = lf->size_now();
     node.info.mtime_sec = lf->mtime_sec();
     node.spool = lf;
+    node.written_here = true;
     return node;
   };
   if (lf && lf->temp_now()) return local_node();
@@ -213,6 +214,7 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs
   if (lf && (!remote.ok() || remote->kind != MetaEntry::kFile)) {
     return local_node();
   }
+  if (lf && remote.ok()) remote->written_here = true;
   return remote;
 }
 
@@ -331,8 +333,7 @@ Result<FsEntry> Filesystem::Lookup(uint64_t parent, const std::string& name, boo
   }
   uint64_t ino = inodes_.Ref(parent, name, node.kind == MetaEntry::kDir);
   entry.attr = AttrOf(ino, node);
-  if (node.kind == MetaEntry::kFile && node.spool == nullptr && reader_ != nullptr &&
-      local_files_.Find(key) == nullptr) {
+  if (node.kind == MetaEntry::kFile && !node.written_here && reader_ != nullptr) {
     // An engine looks up the chunks it is about to read: their downloads start now, while it
     // looks up or reads the others. A scan's lookups only answer. A chunk written here (its
     // spool becomes the cache copy at the writer's last release) is never downloaded.

@@ -259,6 +259,7 @@ class Filesystem {
     double ttl_secs = -1;  // from the metadata cache: the rest of its TTL (FsEntry::ttl_secs)
     ObjectInfo info;
     std::shared_ptr<SpoolFile> spool;  // a file written here (or a temp file)
+    bool written_here = false;         // a local file of this name exists (shown or not: `spool`)
   };
 
   Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<ChunkReader> reader,

@@ -14,6 +14,7 @@ PKGS=(build-essential cmake ninja-build pkg-config git libfuse3-dev fuse3 libcur
       libbenchmark-dev python3 ca-certificates curl)
 TEST_PKGS=(ceph-mon ceph-osd ceph-mgr radosgw uuid-runtime
            clang-14 libclang-rt-14-dev  # clang: tests/ci/thread_safety.sh; libFuzzer: tests/fuzz/run.sh
+           clang-format-14  # the style check before a commit (README, Development)
            dpkg-dev lintian  # packaging/build-deb.sh (dpkg-shlibdeps) and its check
            nghttp2-proxy openssl  # TLS with a private CA and HTTP/2: tls_http2_test.py
            fio  # mount_edges_test.py case fio_default: fio's default write and read jobs

@@ -9,10 +9,10 @@ PrefetchQueue::PrefetchQueue(PrefetchOptions opts, ReaderCounters* counters, Clo
       counters_(counters),
       clock_(clock ? std::move(clock) : Clock([] { return std::chrono::steady_clock::now(); })) {}
 
-void PrefetchQueue::Offer(const ObjectInfo& info) {
-  if (!opts_.enabled || info.size > opts_.max_bytes) return;
+bool PrefetchQueue::Offer(const ObjectInfo& info) {
+  if (info.size > opts_.max_bytes) return false;
   MutexLock l(&mu_);
-  if (items_.count(info.key) != 0) return;  // queued, downloading or unread already
+  if (items_.count(info.key) != 0) return false;  // queued, downloading or unread already
   if (queued_ >= opts_.max_queued) {
     // The oldest lookups are the least likely still to be read soon.
     while (!order_.empty()) {
@@ -31,6 +31,7 @@ void PrefetchQueue::Offer(const ObjectInfo& info) {
   order_.push_back(info.key);
   queued_++;
   UpdateGaugesLocked();
+  return true;
 }
 
 std::optional<ObjectInfo> PrefetchQueue::Next() {
@@ -49,7 +50,6 @@ std::optional<ObjectInfo> PrefetchQueue::Next() {
     queued_--;
     downloading_++;
     held_bytes_ += it->second.info.size;
-    counters_->prefetches_started++;
     UpdateGaugesLocked();
     return it->second.info;
   }

@@ -47,7 +47,8 @@ class PrefetchQueue {
   PrefetchQueue(PrefetchOptions opts, ReaderCounters* counters, Clock clock = nullptr);
 
   // A lookup found `info` and nothing of it is cached or downloading here: queue it (once).
-  void Offer(const ObjectInfo& info) EXCLUDES(mu_);
+  // Returns whether it was queued now (not already known, not larger than max_bytes).
+  bool Offer(const ObjectInfo& info) EXCLUDES(mu_);
   // The next chunk to start downloading, if the bounds allow one more; it counts as downloading
   // until Ended.
   std::optional<ObjectInfo> Next() EXCLUDES(mu_);

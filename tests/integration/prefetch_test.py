@@ -20,11 +20,11 @@ import errno
 import os
 import subprocess
 import sys
-import time
 
 import daemon_test as dt
 from engines_two_mounts_replay import run_checks
 from fleet_visibility_test import payload, read, write
+from whole_chunks_test import wait_for
 
 KIB = 1 << 10
 MIB = 1 << 20
@@ -99,16 +99,12 @@ def run(ctx, checks):
         data = payload(77, 1 * MIB)
         write(os.path.join(a.mnt, name), data)
         path = os.path.join(b.mnt, name)
-        deadline = time.time() + 5
-        while not os.path.exists(path):  # B's lookup: the prefetch starts
-            assert time.time() < deadline, "B does not find %s" % name
-            time.sleep(0.05)
-        b.settled()
+        s0 = b.settled()
+        wait_for(lambda: os.path.exists(path), "B to find %s" % name, 5)  # the prefetch starts
+        s1 = b.settled()
+        assert delta(s1, s0, "kvfs_prefetches_started") == 1, "B did not prefetch it: %s" % s1
         os.unlink(os.path.join(a.mnt, name))  # A deletes the object (unlink_policy remote)
-        deadline = time.time() + 15
-        while os.path.exists(path):
-            assert time.time() < deadline, "B still shows %s 15 s after A deleted it" % name
-            time.sleep(0.1)
+        wait_for(lambda: not os.path.exists(path), "B to see A's delete of %s" % name, 15)
         dt.expect_errno(lambda: read(path), errno.ENOENT, "read of a chunk deleted elsewhere")
     checks.run("a chunk another node deletes after the prefetch is gone here too",
                deleted_between_prefetch_and_read)
