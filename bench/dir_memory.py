@@ -29,11 +29,14 @@ def rss_mib(pid):
 
 
 def fill(root, names):
-    """Objects "d/chunk-%07d.bin" (objstore/dir/dir_key_codec.h: '/' becomes %2F)."""
-    objects = os.path.join(root, "objects")
+    """Objects "d/chunk-%07d.bin" in a root of the tree layout (objstore/dir/dir_key_codec.h:
+    "d/" is the directory objects/d=)."""
+    objects = os.path.join(root, "objects", "d=")
     os.makedirs(objects, exist_ok=True)
+    with open(os.path.join(root, "layout"), "w") as f:
+        f.write("tree\n")
     for i in range(names):
-        os.close(os.open(os.path.join(objects, "d%%2Fchunk-%07d.bin" % i),
+        os.close(os.open(os.path.join(objects, "chunk-%07d.bin" % i),
                          os.O_CREAT | os.O_WRONLY, 0o600))
 
 

@@ -18,7 +18,7 @@ int HexValue(char c) {
 
 }  // namespace
 
-Result<std::vector<std::string>> EncodeKey(std::string_view key) {
+Result<std::vector<std::string>> EncodeKey(std::string_view key, KeyLayout layout) {
   if (key.empty()) return Status::InvalidArgument("empty object key");
   if (key.size() > kMaxKeyBytes) {
     return Status::NameTooLong("object key of " + std::to_string(key.size()) +
@@ -26,6 +26,11 @@ Result<std::vector<std::string>> EncodeKey(std::string_view key) {
   }
   std::vector<std::string> out(1);
   for (unsigned char c : key) {
+    if (c == '/' && layout == KeyLayout::kTree) {
+      out.back().push_back(kSegmentMarker);
+      out.emplace_back();
+      continue;
+    }
     // Escape '.' at the start of a component so none is ".", ".." or hidden.
     bool at_start = out.back().empty();
     bool literal = IsLiteral(c) && !(at_start && c == '.');
@@ -41,6 +46,7 @@ Result<std::vector<std::string>> EncodeKey(std::string_view key) {
       AppendPercentEscape(c, &out.back());
     }
   }
+  if (out.back().empty()) out.back() = kEmptyLastSegment;  // the key ends in '/'
   return out;
 }
 

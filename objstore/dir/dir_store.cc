@@ -16,6 +16,7 @@
 #include "objstore/dir/dir_file_util.h"
 #include "objstore/dir/dir_key_codec.h"
 #include "objstore/dir/dir_store_impl.h"
+#include "objstore/dir/dir_tree_walker.h"
 
 namespace kvfs {
 namespace dirstore {
@@ -25,6 +26,9 @@ constexpr time_t kStaleTempSecs = 3600;
 // A concurrent Delete may remove an empty parent directory between our mkdir and rename; that
 // many rounds of "create parents, publish" are tried before giving up.
 constexpr int kPublishAttempts = 8;
+// The contents of <root>/layout (objstore/dir/dir_key_codec.h).
+constexpr std::string_view kTreeLayout = "tree\n";
+constexpr std::string_view kFlatLayout = "flat\n";
 
 Status MkdirOne(const std::string& path) {
   if (::mkdir(path.c_str(), 0700) == 0 || errno == EEXIST) return Status::OK();
@@ -62,6 +66,7 @@ Status DirStore::Init() {
   KVFS_RETURN_IF_ERROR(MkdirOne(objects_dir_));
   KVFS_RETURN_IF_ERROR(MkdirOne(tmp_dir_));
   KVFS_RETURN_IF_ERROR(MkdirOne(uploads_dir_));
+  KVFS_RETURN_IF_ERROR(ChooseLayout());
   // Temporary files of crashed writers. Only old ones: another process may share the root.
   DIR* d = ::opendir(tmp_dir_.c_str());
   if (d == nullptr) return Status::FromErrno(errno, "open directory " + tmp_dir_);
@@ -78,6 +83,52 @@ Status DirStore::Init() {
   return Status::OK();
 }
 
+Status DirStore::ChooseLayout() {
+  const std::string path = root_ + "/layout";
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      char buf[16] = {};
+      auto n = ReadFull(fd, buf, sizeof(buf) - 1, path);
+      ::close(fd);
+      if (!n.ok()) return n.status();
+      const std::string_view text(buf, *n);
+      if (text == kTreeLayout) {
+        layout_ = KeyLayout::kTree;
+      } else if (text == kFlatLayout) {
+        layout_ = KeyLayout::kFlat;
+      } else {
+        return Status::InvalidArgument(path + " names an unknown layout (this kvfs knows \"" +
+                                       std::string(kTreeLayout.substr(0, 4)) + "\" and \"" +
+                                       std::string(kFlatLayout.substr(0, 4)) + "\")");
+      }
+      return Status::OK();
+    }
+    if (errno != ENOENT) return Status::FromErrno(errno, "open " + path);
+    // A root of objects without the file was made by a kvfs before the tree layout.
+    bool has_objects = false;
+    if (DIR* d = ::opendir(objects_dir_.c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] != '.') {
+          has_objects = true;
+          break;
+        }
+      }
+      ::closedir(d);
+    }
+    const std::string_view text = has_objects ? kFlatLayout : kTreeLayout;
+    KVFS_ASSIGN_OR_RETURN(
+        std::string tmp,
+        WriteTemp([&](int fd) { return WriteFull(fd, text.data(), text.size(), path); }, path));
+    // link() publishes the whole file or fails because another process chose first: read that.
+    const int rc = ::link(tmp.c_str(), path.c_str());
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    if (rc != 0 && err != EEXIST) return Status::FromErrno(err, "create " + path);
+  }
+  return Status::Internal("cannot read the layout of " + Describe() + " from " + path);
+}
+
 Status DirStore::CheckAccess() {
   for (const std::string* dir : {&objects_dir_, &tmp_dir_, &uploads_dir_}) {
     if (::access(dir->c_str(), R_OK | W_OK | X_OK) != 0) {
@@ -88,7 +139,7 @@ Status DirStore::CheckAccess() {
 }
 
 Result<std::string> DirStore::ObjectPath(const std::string& key) const {
-  KVFS_ASSIGN_OR_RETURN(auto components, EncodeKey(key));
+  KVFS_ASSIGN_OR_RETURN(auto components, EncodeKey(key, layout_));
   return objects_dir_ + "/" + JoinPath(components);
 }
 
@@ -125,7 +176,7 @@ Result<ObjectInfo> DirStore::Publish(const std::string& tmp_path, const std::str
 
   struct stat st;
   if (::stat(tmp_path.c_str(), &st) != 0) return Status::FromErrno(errno, "stat " + tmp_path);
-  KVFS_ASSIGN_OR_RETURN(auto components, EncodeKey(key));
+  KVFS_ASSIGN_OR_RETURN(auto components, EncodeKey(key, layout_));
   std::string final_path = objects_dir_ + "/" + JoinPath(components);
   std::string parent = objects_dir_;
   for (int attempt = 0;; ++attempt) {
@@ -275,7 +326,7 @@ void DirStore::GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback d
 
 Result<ObjectInfo> DirStore::PutSync(const std::string& key, const Body& body,
                                      const PutOptions& opts) {
-  KVFS_RETURN_IF_ERROR(EncodeKey(key).status());
+  KVFS_RETURN_IF_ERROR(EncodeKey(key, layout_).status());
   std::string what = "object " + Quote(key);
   KVFS_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(
                                              [&](int fd) {
@@ -344,7 +395,7 @@ Status DirStore::Delete(const std::string& key, const DeleteOptions& opts) {
 Result<ObjectInfo> DirStore::Copy(const std::string& src_key, const std::string& dst_key,
                                   const PutOptions& opts) {
   KVFS_ASSIGN_OR_RETURN(std::string src_path, ObjectPath(src_key));
-  KVFS_RETURN_IF_ERROR(EncodeKey(dst_key).status());
+  KVFS_RETURN_IF_ERROR(EncodeKey(dst_key, layout_).status());
   int src = ::open(src_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (src < 0) {
     if (errno == ENOENT || errno == ENOTDIR) {
@@ -374,9 +425,9 @@ Result<ObjectInfo> DirStore::Copy(const std::string& src_key, const std::string&
 }
 
 // ---------------------------------------------------------------------------------------------
-// Listing of the directory store: walk, sort by key bytes, then cut one page.
-// Each page walks the (prefix-pruned) tree again, like a stateless S3 server does; the
-// continuation token names the last key or common prefix returned.
+// Listing of the directory store: one page walked from the continuation point
+// (objstore/dir/dir_tree_walker.h), statelessly as an S3 server answers; the continuation token
+// names the last key or common prefix returned.
 namespace {
 
 constexpr int kMaxPage = 1000;  // S3's cap on max-keys
@@ -404,55 +455,7 @@ std::optional<std::string> FromHex(std::string_view s) {
   return out;
 }
 
-bool StartsWith(const std::string& s, const std::string& p) {
-  return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
-}
-
 }  // namespace
-
-Status DirStore::CollectKeys(const std::string& dir, const std::string& key_so_far,
-                             const std::string& prefix, std::vector<std::string>* keys) const {
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) {
-    if (errno == ENOENT) return Status::OK();  // removed by a concurrent delete
-    return Status::FromErrno(errno, "list directory " + dir);
-  }
-  struct Closer {
-    DIR* d;
-    ~Closer() { ::closedir(d); }
-  } closer{d};
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    bool is_dir = e->d_type == DT_DIR;
-    if (e->d_type == DT_UNKNOWN) {
-      struct stat st;
-      if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      is_dir = S_ISDIR(st.st_mode);
-    }
-    bool marked = !name.empty() && name.back() == kDirMarker;
-    if (is_dir != marked) continue;  // not written by this store
-    auto part = DecodeComponent(marked ? std::string_view(name).substr(0, name.size() - 1)
-                                       : std::string_view(name));
-    if (!part) continue;
-    std::string key = key_so_far + *part;
-    if (is_dir) {
-      // Descend only where keys with the prefix can be.
-      if (StartsWith(key, prefix) || StartsWith(prefix, key)) {
-        KVFS_RETURN_IF_ERROR(CollectKeys(dir + "/" + name, key, prefix, keys));
-      }
-      continue;
-    }
-    if (!StartsWith(key, prefix)) continue;
-    // Only the canonical spelling of a key counts, so no key is listed twice.
-    auto components = EncodeKey(key);
-    if (!components.ok()) continue;
-    std::string expect = objects_dir_ + "/" + JoinPath(*components);
-    if (expect != dir + "/" + name) continue;
-    keys->push_back(std::move(key));
-  }
-  return Status::OK();
-}
 
 Result<ListResult> DirStore::List(const ListRequest& req) {
   ListResult out;
@@ -472,47 +475,27 @@ Result<ListResult> DirStore::List(const ListRequest& req) {
     after_prefix = kind == 'p';
   }
 
-  std::vector<std::string> keys;
-  KVFS_RETURN_IF_ERROR(CollectKeys(objects_dir_, "", req.prefix, &keys));
-  std::sort(keys.begin(), keys.end());  // std::string compares as unsigned bytes
-
-  auto begin = keys.begin();
-  if (!req.continuation_token.empty()) {
-    begin = std::upper_bound(keys.begin(), keys.end(), after);
-    if (after_prefix) {
-      while (begin != keys.end() && StartsWith(*begin, after)) ++begin;
-    }
-  }
-
-  int count = 0;
-  std::string last;
-  bool last_is_prefix = false;
-  for (auto it = begin; it != keys.end(); ++it) {
-    const std::string& key = *it;
-    std::string common;
-    if (!req.delimiter.empty()) {
-      size_t pos = key.find(req.delimiter, req.prefix.size());
-      if (pos != std::string::npos) common = key.substr(0, pos + req.delimiter.size());
-    }
-    if (!common.empty() && last_is_prefix && common == last) continue;  // same group
-    if (count == max_keys) {
+  WalkBounds bounds;
+  bounds.prefix = req.prefix;
+  bounds.delimiter = req.delimiter;
+  bounds.has_after = !req.continuation_token.empty();
+  bounds.after = std::move(after);
+  bounds.after_is_prefix = after_prefix;
+  bounds.limit = static_cast<size_t>(max_keys) + 1;  // one more tells the page is truncated
+  KVFS_ASSIGN_OR_RETURN(auto items, DirTreeWalker(objects_dir_, layout_, std::move(bounds)).Walk());
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i == static_cast<size_t>(max_keys)) {
       out.truncated = true;
-      out.next_continuation_token = (last_is_prefix ? "p" : "k") + ToHex(last);
+      out.next_continuation_token = (items[i - 1].is_prefix ? "p" : "k") + ToHex(items[i - 1].key);
       break;
     }
-    if (!common.empty()) {
-      out.common_prefixes.push_back(common);
-      last = common;
-      last_is_prefix = true;
-    } else {
-      auto path = ObjectPath(key);
-      struct stat st;
-      if (!path.ok() || ::stat(path->c_str(), &st) != 0) continue;  // deleted meanwhile
-      out.objects.push_back(InfoFromStat(key, st));
-      last = key;
-      last_is_prefix = false;
+    if (items[i].is_prefix) {
+      out.common_prefixes.push_back(items[i].key);
+      continue;
     }
-    ++count;
+    struct stat st;
+    if (::stat(items[i].path.c_str(), &st) != 0) continue;  // deleted meanwhile
+    out.objects.push_back(InfoFromStat(items[i].key, st));
   }
   return out;
 }
@@ -569,7 +552,7 @@ Result<std::string> DirStore::UploadDir(const std::string& key,
 }
 
 Result<std::string> DirStore::CreateMultipartUpload(const std::string& key) {
-  KVFS_RETURN_IF_ERROR(EncodeKey(key).status());
+  KVFS_RETURN_IF_ERROR(EncodeKey(key, layout_).status());
   std::string id = RandomHex(kUploadIdHexChars / 2);
   std::string dir = uploads_dir_ + "/" + id;
   if (::mkdir(dir.c_str(), 0700) != 0) {

@@ -13,7 +13,10 @@
 //  - ETags are "<inode>-<mtime ns>-<size>" in hex: stable while an object is unchanged, new for
 //    every write (also for a copy, unlike S3's MD5 ETags).
 // Layout: <root>/objects/... (objects), <root>/tmp/ (temporary files, removed at startup when
-// older than an hour), <root>/uploads/ (multipart uploads).
+// older than an hour), <root>/uploads/ (multipart uploads), <root>/layout ("tree": each '/' of a
+// key is a directory, so a listing under a prefix reads only its directory; "flat": every key a
+// file of objects/, the layout of roots made before 2026-12, kept for them - a kvfs from before
+// sees no objects in a tree root).
 // Asynchronous calls complete inline, on the caller's thread. Thread-safe; several processes
 // may share a root.
 #pragma once

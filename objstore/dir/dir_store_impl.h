@@ -7,11 +7,13 @@
 #include <functional>
 #include <string>
 
+#include "objstore/dir/dir_key_codec.h"
 #include "objstore/dir/dir_store.h"
 
 namespace kvfs::dirstore {
 
-// Thread-safe: all state is immutable after Init() except an atomic counter; every operation is
+// Thread-safe: all state is immutable after Init() (which runs before the store is shared)
+// except an atomic counter; every operation is
 // a sequence of file-system calls whose atomic steps (rename, link) give the S3 semantics.
 class DirStore final : public ObjectStore {
  public:
@@ -64,15 +66,16 @@ class DirStore final : public ObjectStore {
   Result<std::string> UploadDir(const std::string& key, const std::string& upload_id) const;
   // Removes empty directories between a deleted file and objects_dir_.
   void PruneEmptyParents(const std::string& path) const;
-  // Walks the objects tree, adding keys that start with `prefix` (pruning other subtrees).
-  Status CollectKeys(const std::string& dir, const std::string& key_so_far,
-                     const std::string& prefix, std::vector<std::string>* keys) const;
+  // Reads <root>/layout, or writes it for a new root: the tree layout, unless objects/ already
+  // holds objects of the flat layout (a root made before the tree layout).
+  Status ChooseLayout();
 
   const std::string root_;
   const std::string objects_dir_;
   const std::string tmp_dir_;
   const std::string uploads_dir_;
   const DirStoreOptions options_;
+  KeyLayout layout_ = KeyLayout::kTree;  // set by Init()
   std::atomic<uint64_t> temp_seq_{0};
 };
 

@@ -54,10 +54,8 @@ def chunk_bytes(store):
         for d, _, files in os.walk(base):
             for fn in files:
                 path = os.path.join(d, fn)
-                rel = os.path.relpath(path, base).split("/")
-                enc = "".join(c[:-1] if c.endswith("+") else c for c in rel)
                 try:
-                    keys[urllib.parse.unquote_to_bytes(enc).decode()] = os.path.getsize(path)
+                    keys[dt.dir_store_key(os.path.relpath(path, base))] = os.path.getsize(path)
                 except OSError:
                     pass  # removed while walking
     return {k: v for k, v in keys.items()

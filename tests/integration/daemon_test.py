@@ -72,6 +72,20 @@ def write_chunk(mnt, name, data):
 # ---- stores, checked directly -------------------------------------------------------------------
 
 
+def dir_store_key(rel):
+    """The key of the file at `rel` below ROOT/objects (objstore/dir/dir_key_codec.h): a
+    component ending in '+' continues its segment, one ending in '=' ends it with '/', the file
+    '%' is the empty segment after a final '/'."""
+    key = b""
+    parts = rel.split("/")
+    for i, c in enumerate(parts):
+        if i + 1 < len(parts):
+            key += urllib.parse.unquote_to_bytes(c[:-1]) + (b"/" if c.endswith("=") else b"")
+        elif c != "%":
+            key += urllib.parse.unquote_to_bytes(c)
+    return key.decode()
+
+
 class DirStore:
     """file:///ROOT: objects are files under ROOT/objects (objstore/dir/dir_key_codec.h)."""
 
@@ -87,9 +101,7 @@ class DirStore:
         base = os.path.join(self.root, "objects")
         for d, _, files in os.walk(base):
             for fn in files:
-                rel = os.path.relpath(os.path.join(d, fn), base).split("/")
-                enc = "".join(c[:-1] if c.endswith("+") else c for c in rel)
-                key = urllib.parse.unquote_to_bytes(enc).decode()
+                key = dir_store_key(os.path.relpath(os.path.join(d, fn), base))
                 if kvfs_own(key):
                     continue
                 with open(os.path.join(d, fn), "rb") as f:

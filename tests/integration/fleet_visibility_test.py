@@ -278,11 +278,12 @@ def run(ctx, checks, results):
     if ctx.backend == "dir":
         def big_directory():
             # 100,000 names put straight into the directory store (objstore/dir/dir_key_codec.h:
-            # "big/n.bin" is the file objects/big%2Fn.bin), then B misses in that directory (a
+            # "big/n.bin" is the file objects/big=/n.bin), then B misses in that directory (a
             # listing of 100 pages answers them) and A stores a new chunk there.
-            objects = os.path.join(store.root, "objects")
+            objects = os.path.join(store.root, "objects", "big=")
+            os.makedirs(objects, exist_ok=True)
             for i in range(100_000):
-                with open(os.path.join(objects, "big%%2Fn%06d.bin" % i), "wb") as f:
+                with open(os.path.join(objects, "n%06d.bin" % i), "wb") as f:
                     f.write(b"x")
             assert exists(os.path.join(b.mnt, "big", "n099999.bin"))  # a chunk directory
             t0 = time.time()
