@@ -53,22 +53,27 @@ Result<std::vector<std::string>> EncodeKey(std::string_view key, KeyLayout layou
 std::optional<std::string> DecodeComponent(std::string_view component) {
   std::string out;
   out.reserve(component.size());
+  if (!DecodeComponentTo(component, &out)) return std::nullopt;
+  return out;
+}
+
+bool DecodeComponentTo(std::string_view component, std::string* out) {
   for (size_t i = 0; i < component.size(); ++i) {
     unsigned char c = component[i];
     if (c == '%') {
-      if (i + 2 >= component.size()) return std::nullopt;
+      if (i + 2 >= component.size()) return false;
       int hi = HexValue(component[i + 1]);
       int lo = HexValue(component[i + 2]);
-      if (hi < 0 || lo < 0) return std::nullopt;
-      out.push_back(static_cast<char>(hi * 16 + lo));
+      if (hi < 0 || lo < 0) return false;
+      out->push_back(static_cast<char>(hi * 16 + lo));
       i += 2;
     } else if (IsLiteral(c)) {
-      out.push_back(static_cast<char>(c));
+      out->push_back(static_cast<char>(c));
     } else {
-      return std::nullopt;
+      return false;
     }
   }
-  return out;
+  return true;
 }
 
 std::string JoinPath(const std::vector<std::string>& components) {

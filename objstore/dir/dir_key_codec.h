@@ -46,6 +46,9 @@ Result<std::vector<std::string>> EncodeKey(std::string_view key, KeyLayout layou
 // Decodes one component (without its marker). nullopt if it holds bytes the encoder never
 // writes or a malformed escape.
 std::optional<std::string> DecodeComponent(std::string_view component);
+// The same, appended to *out (no allocation when it has room); false (out unspecified) where
+// DecodeComponent gives nullopt. For the listing's walk over every name of a directory.
+bool DecodeComponentTo(std::string_view component, std::string* out);
 
 // Components joined by '/'.
 std::string JoinPath(const std::vector<std::string>& components);

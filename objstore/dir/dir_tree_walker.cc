@@ -59,7 +59,9 @@ bool DirTreeWalker::WantDir(const std::string& s) const {
 }
 
 Status DirTreeWalker::ReadEntries(const std::string& dir, const std::string& key_so_far,
-                                  std::vector<Entry>* out) {
+                                  size_t want, const Done& done, std::vector<Entry>* out,
+                                  bool* more) {
+  *more = false;
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) {
     if (errno == ENOENT || errno == ENOTDIR) return Status::OK();  // removed meanwhile
@@ -69,6 +71,11 @@ Status DirTreeWalker::ReadEntries(const std::string& dir, const std::string& key
     DIR* d;
     ~Closer() { ::closedir(d); }
   } closer{d};
+  // A max-heap of the smallest entries so far: front() is the largest kept.
+  auto less = [](const Entry& a, const Entry& b) {
+    return EntryLess(a.s, a.is_dir, b.s, b.is_dir);
+  };
+  std::string s;  // reused: most names are decoded and dropped without an allocation
   while (dirent* e = ::readdir(d)) {
     std::string_view name = e->d_name;
     if (name == "." || name == "..") continue;
@@ -79,29 +86,34 @@ Status DirTreeWalker::ReadEntries(const std::string& dir, const std::string& key
       if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
       is_dir = S_ISDIR(st.st_mode);
     }
-    Entry entry;
-    entry.is_dir = is_dir;
+    s = key_so_far;
     const char last = name.back();
     if (is_dir) {
       const bool segment = layout_ == KeyLayout::kTree && last == kSegmentMarker;
       if (last != kDirMarker && !segment) continue;  // not written by this store
-      auto part = DecodeComponent(name.substr(0, name.size() - 1));
-      if (!part) continue;
-      entry.s = key_so_far + *part + (segment ? "/" : "");
-      if (!WantDir(entry.s)) continue;
+      if (!DecodeComponentTo(name.substr(0, name.size() - 1), &s)) continue;
+      if (segment) s.push_back('/');
+      if (!WantDir(s)) continue;
     } else {
-      if (layout_ == KeyLayout::kTree && name == kEmptyLastSegment) {
-        entry.s = key_so_far;
-      } else {
-        auto part = DecodeComponent(name);
-        if (!part) continue;
-        entry.s = key_so_far + *part;
+      if (layout_ != KeyLayout::kTree || name != kEmptyLastSegment) {
+        if (!DecodeComponentTo(name, &s)) continue;
       }
-      if (entry.s.empty() || !WantFile(entry.s)) continue;
+      if (s.empty() || !WantFile(s)) continue;
     }
-    entry.name = name;
-    out->push_back(std::move(entry));
+    if (done.any && (!EntryLess(done.last, done.last_is_dir, s, is_dir) ||
+                     (!done.group.empty() && StartsWith(s, done.group)))) {
+      continue;
+    }
+    if (out->size() == want) {
+      *more = true;
+      if (!EntryLess(s, is_dir, out->front().s, out->front().is_dir)) continue;
+      std::pop_heap(out->begin(), out->end(), less);
+      out->pop_back();
+    }
+    out->push_back(Entry{s, std::string(name), is_dir});
+    std::push_heap(out->begin(), out->end(), less);
   }
+  std::sort_heap(out->begin(), out->end(), less);
   return Status::OK();
 }
 
@@ -115,46 +127,40 @@ void DirTreeWalker::Add(WalkItem item) {
 
 Status DirTreeWalker::WalkDir(const std::string& dir, const std::string& rel,
                               const std::string& key_so_far) {
-  std::vector<Entry> entries;
-  KVFS_RETURN_IF_ERROR(ReadEntries(dir, key_so_far, &entries));
-  auto less = [](const Entry& a, const Entry& b) {
-    return EntryLess(a.s, a.is_dir, b.s, b.is_dir);
-  };
-  // Each entry gives at least one item or none, so the page needs at most `limit - have` of them
-  // in order; the rest is ordered only if those were not enough.
-  auto sorted_end = entries.begin();
-  auto order_more = [&] {
-    const size_t want = bounds_.limit - items_.size();
-    const size_t left = static_cast<size_t>(entries.end() - sorted_end);
-    if (left <= 2 * want) {
-      std::sort(sorted_end, entries.end(), less);
-      sorted_end = entries.end();
-    } else {
-      std::partial_sort(sorted_end, sorted_end + want, entries.end(), less);
-      sorted_end += want;
-    }
-  };
   const size_t dlen = bounds_.delimiter.size();
-  for (auto it = entries.begin(); it != entries.end() && !Full(); ++it) {
-    if (it == sorted_end) order_more();
-    const std::string child_rel = rel.empty() ? it->name : rel + "/" + it->name;
-    const size_t pos =
-        dlen == 0 ? std::string::npos : it->s.find(bounds_.delimiter, bounds_.prefix.size());
-    if (pos != std::string::npos && pos + dlen <= it->s.size()) {
-      // Every key here, and below a directory here, belongs to one common prefix.
-      Add({it->s.substr(0, pos + dlen), true, ""});
-      continue;
+  Done done;
+  for (;;) {
+    // Each entry gives the page one item at most (a directory, or a group of keys, may give
+    // none new); when its entries gave too few, the next pass reads on from the last one.
+    std::vector<Entry> entries;
+    bool more = false;
+    KVFS_RETURN_IF_ERROR(
+        ReadEntries(dir, key_so_far, bounds_.limit - items_.size(), done, &entries, &more));
+    for (const Entry& e : entries) {
+      done.any = true;
+      done.last = e.s;
+      done.last_is_dir = e.is_dir;
+      const size_t pos =
+          dlen == 0 ? std::string::npos : e.s.find(bounds_.delimiter, bounds_.prefix.size());
+      if (pos != std::string::npos && pos + dlen <= e.s.size()) {
+        // Every key here, and below a directory here, belongs to one common prefix.
+        done.group = e.s.substr(0, pos + dlen);
+        Add({done.group, true, ""});
+      } else if (e.is_dir) {
+        KVFS_RETURN_IF_ERROR(
+            WalkDir(dir + "/" + e.name, rel.empty() ? e.name : rel + "/" + e.name, e.s));
+      } else {
+        // Only the canonical spelling of a key counts, so no key is listed twice.
+        auto components = EncodeKey(e.s, layout_);
+        const std::string child_rel = rel.empty() ? e.name : rel + "/" + e.name;
+        if (components.ok() && JoinPath(*components) == child_rel) {
+          Add({e.s, false, dir + "/" + e.name});
+        }
+      }
+      if (Full()) return Status::OK();
     }
-    if (it->is_dir) {
-      KVFS_RETURN_IF_ERROR(WalkDir(dir + "/" + it->name, child_rel, it->s));
-      continue;
-    }
-    // Only the canonical spelling of a key counts, so no key is listed twice.
-    auto components = EncodeKey(it->s, layout_);
-    if (!components.ok() || JoinPath(*components) != child_rel) continue;
-    Add({it->s, false, dir + "/" + it->name});
+    if (!more) return Status::OK();
   }
-  return Status::OK();
 }
 
 }  // namespace kvfs::dirstore

@@ -5,11 +5,11 @@
 // What a page costs: the walk starts in the directory of the prefix's whole segments (tree
 // layout: a listing of "p/~kvfs-feed/" reads objects/p=/~kvfs-feed=/ only, never the chunks of
 // objects/p=/), skips every subtree that holds only keys outside the prefix or not after the
-// continuation point, and stops once it has the page: it reads the directories on the way to the
-// page's keys, orders only as many of a directory's entries as the page needs (a partial sort,
-// not a sort of the directory), and checks the canonical path of the keys it returns, not of every
-// name it reads. A directory of N names still costs one readdir of N entries per page - an
-// unsorted directory cannot be read from a point.
+// continuation point, and stops once it has the page. Of each directory it reads, it keeps only
+// the entries the page can still use (a bounded heap of at most the page's size, so memory does
+// not grow with the directory) and checks the canonical path of the keys it returns only. A
+// directory of N names still costs one readdir of N entries per page - an unsorted directory
+// cannot be read from a point (bench/RESULTS-dir-list.md).
 // Not thread-safe: one walk, on one thread.
 #pragma once
 
@@ -52,14 +52,23 @@ class DirTreeWalker {
     std::string name;
     bool is_dir = false;
   };
+  // What a directory's earlier passes took: entries up to `last` and those starting with `group`
+  // (the common prefix the last pass ended on) are done.
+  struct Done {
+    bool any = false;
+    std::string last;
+    bool last_is_dir = false;
+    std::string group;
+  };
 
-  // Reads one directory's entries, keeping those that can hold keys of the page.
-  Status ReadEntries(const std::string& dir, const std::string& key_so_far,
-                     std::vector<Entry>* out);
+  // Reads one directory, keeping the `want` smallest entries that can hold keys of the page and
+  // are not done, in order; *more says whether it had to leave some out.
+  Status ReadEntries(const std::string& dir, const std::string& key_so_far, size_t want,
+                     const Done& done, std::vector<Entry>* out, bool* more);
   bool WantFile(const std::string& key) const;
   bool WantDir(const std::string& s) const;
   Status WalkDir(const std::string& dir, const std::string& rel, const std::string& key_so_far);
-  // Adds a key or a prefix unless it repeats the last prefix; false once the page is full.
+  // Adds a key or a prefix unless it repeats the last prefix.
   void Add(WalkItem item);
   bool Full() const { return items_.size() >= bounds_.limit; }
 
