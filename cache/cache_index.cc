@@ -34,6 +34,11 @@ void CacheIndex::Touch(CacheEntry* e) {
   }
 }
 
+void CacheIndex::Demote(CacheEntry* e) {
+  if (!e->indexed || !e->in_lru) return;
+  lru_.splice(lru_.end(), lru_, e->lru_it);
+}
+
 void CacheIndex::Unpin(CacheEntry* e) {
   e->pins--;
   if (e->pins == 0 && !e->indexed) used_ -= e->size;

@@ -47,6 +47,9 @@ class CacheIndex {
   void Insert(std::shared_ptr<CacheEntry> e);
   // Puts a (filled / verified) entry at the most-recently-used end.
   void Touch(CacheEntry* e);
+  // Puts an entry on the LRU list at the least-recently-used end: the next to go. For a chunk
+  // fetched ahead that nobody read (fs/read/prefetch_queue.h).
+  void Demote(CacheEntry* e);
   void Pin(CacheEntry* e) { e->pins++; }
   // Drops one pin. A removed entry's bytes stay counted until its last pin goes (its file stays
   // on disk while open), so this is where they are released.

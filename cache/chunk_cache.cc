@@ -174,6 +174,14 @@ void ChunkCache::Remove(const std::string& key) {
   UnlinkAll(unlink);
 }
 
+void ChunkCache::Demote(const std::string& key, const std::string& etag) {
+  MutexLock l(&mu_);
+  EntryPtr e = index_.Find(key);
+  if (e != nullptr && e->state == CacheEntry::State::kReady && (etag.empty() || e->etag == etag)) {
+    index_.Demote(e.get());
+  }
+}
+
 CacheStats ChunkCache::Stats() const {
   MutexLock l(&mu_);
   CacheStats s = stats_;

@@ -160,6 +160,9 @@ class ChunkCache {
 
   // Forgets key (its file is unlinked; open EntryRefs keep reading). No-op if absent.
   void Remove(const std::string& key) EXCLUDES(mu_);
+  // Makes the ready entry of key with this ETag (any, if empty) the next to be evicted: a chunk
+  // prefetched for a lookup and not read within prefetch_unread_secs. No-op otherwise.
+  void Demote(const std::string& key, const std::string& etag) EXCLUDES(mu_);
 
   CacheStats Stats() const EXCLUDES(mu_);
   uint64_t capacity() const { return opts_.capacity; }

@@ -156,6 +156,8 @@ void CachedReader::Prefetch(const std::string& key, const ObjectInfo& info_in) {
 }
 
 void CachedReader::PumpPrefetches() {
+  // Looked up, fetched, and not read within prefetch_unread_secs: the first to make room.
+  for (const ObjectInfo& info : prefetch_.TakeExpired()) cache_->Demote(info.key, info.etag);
   for (;;) {
     {
       MutexLock l(&mu_);

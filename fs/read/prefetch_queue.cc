@@ -104,6 +104,12 @@ void PrefetchQueue::Forget(const std::string& key) {
   UpdateGaugesLocked();
 }
 
+std::vector<ObjectInfo> PrefetchQueue::TakeExpired() {
+  MutexLock l(&mu_);
+  ExpireLocked(clock_());
+  return std::exchange(expired_, {});
+}
+
 void PrefetchQueue::ExpireLocked(std::chrono::steady_clock::time_point now) {
   const auto ttl = std::chrono::seconds(opts_.unread_secs);
   while (!unread_order_.empty()) {
@@ -116,6 +122,7 @@ void PrefetchQueue::ExpireLocked(std::chrono::steady_clock::time_point now) {
     unread_order_.pop_front();
     counters_->prefetches_unread++;
     counters_->prefetch_bytes_unread += it->second.info.size;
+    if (expired_.size() < opts_.max_queued) expired_.push_back(it->second.info);
     EraseLocked(it);
   }
 }

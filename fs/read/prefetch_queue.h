@@ -8,8 +8,9 @@
 //  - at most `max_downloads` prefetches download at once (each with its own ranged GETs);
 //  - at most `max_bytes` of chunks prefetched and not read yet, counting those downloading: a
 //    batch of lookups cannot flush the cache of the chunks the node is serving;
-//  - a prefetched chunk not read within `unread_secs` no longer counts against `max_bytes` (it
-//    stays in the cache under its LRU rule), counted as unread;
+//  - a prefetched chunk not read within `unread_secs` no longer counts against `max_bytes` and is
+//    the first the cache evicts (TakeExpired; not before: a chunk an engine just looked up is the
+//    one it is most likely to read next), counted as unread;
 //  - at most `max_queued` names wait; past it the oldest is dropped (cancelled).
 // A read of a queued chunk takes it out of the queue (its open downloads it at once); a read of a
 // downloading or prefetched one joins it.
@@ -24,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
@@ -65,6 +67,10 @@ class PrefetchQueue {
   // The object changed or went: forget a queued or unread prefetch of it.
   void Forget(const std::string& key) EXCLUDES(mu_);
 
+  // The chunks that stopped counting as unread since the last call (prefetched, never read
+  // within unread_secs): the cache evicts them first.
+  std::vector<ObjectInfo> TakeExpired() EXCLUDES(mu_);
+
   const PrefetchOptions& options() const { return opts_; }
 
  private:
@@ -92,6 +98,8 @@ class PrefetchQueue {
   size_t queued_ GUARDED_BY(mu_) = 0;
   int downloading_ GUARDED_BY(mu_) = 0;
   uint64_t held_bytes_ GUARDED_BY(mu_) = 0;  // downloading + unread
+  // Expired unread chunks not yet taken (at most the unread ones: bounded like items_).
+  std::vector<ObjectInfo> expired_ GUARDED_BY(mu_);
 };
 
 }  // namespace kvfs

@@ -29,6 +29,18 @@ TEST(CacheIndexTest, WatermarkEvictsLeastRecentlyUsedDownToLowMark) {
   EXPECT_NE(idx.Find("k0"), nullptr);
 }
 
+TEST(CacheIndexTest, ADemotedEntryIsEvictedFirst) {
+  CacheIndex idx(1000, 0.85, 0.2);
+  for (int i = 0; i < 8; i++) idx.Insert(Ready("k" + std::to_string(i), 100));
+  idx.Demote(idx.Find("k7").get());  // the most recently used, demoted: a prefetch never read
+  std::vector<std::shared_ptr<CacheEntry>> victims;
+  ASSERT_TRUE(idx.MakeRoom(100, &victims).ok());
+  ASSERT_EQ(victims.size(), 3u);
+  EXPECT_EQ(victims[0]->key, "k7");
+  EXPECT_EQ(victims[1]->key, "k0");
+  EXPECT_EQ(victims[2]->key, "k1");
+}
+
 TEST(CacheIndexTest, BelowHighWatermarkNothingIsEvicted) {
   CacheIndex idx(1000, 0.85, 0.2);
   for (int i = 0; i < 7; i++) idx.Insert(Ready("k" + std::to_string(i), 100));

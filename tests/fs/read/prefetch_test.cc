@@ -211,6 +211,10 @@ TEST(PrefetchQueueTest, UnreadPrefetchesStopCountingAfterUnreadSecs) {
   EXPECT_EQ(next->key, "b");
   EXPECT_EQ(counters.prefetches_unread.load(), 1u);
   EXPECT_EQ(counters.prefetch_bytes_unread.load(), 60u);
+  std::vector<ObjectInfo> expired = q.TakeExpired();  // for the cache to evict first
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].key, "a");
+  EXPECT_TRUE(q.TakeExpired().empty()) << "taken once";
   EXPECT_EQ(q.ClaimForRead("a"), PrefetchQueue::Claim::kNone);
   EXPECT_EQ(q.ClaimForRead("b"), PrefetchQueue::Claim::kPrefetched);
   q.Ended("b", true);  // claimed while downloading: nothing is held after it
