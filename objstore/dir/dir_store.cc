@@ -88,19 +88,17 @@ Status DirStore::ChooseLayout() {
   for (int attempt = 0; attempt < 2; ++attempt) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
+      FdCloser closer(fd);
       char buf[16] = {};
-      auto n = ReadFull(fd, buf, sizeof(buf) - 1, path);
-      ::close(fd);
-      if (!n.ok()) return n.status();
-      const std::string_view text(buf, *n);
+      KVFS_ASSIGN_OR_RETURN(size_t got, ReadFull(fd, buf, sizeof(buf) - 1, path));
+      const std::string_view text(buf, got);
       if (text == kTreeLayout) {
         layout_ = KeyLayout::kTree;
       } else if (text == kFlatLayout) {
         layout_ = KeyLayout::kFlat;
       } else {
-        return Status::InvalidArgument(path + " names an unknown layout (this kvfs knows \"" +
-                                       std::string(kTreeLayout.substr(0, 4)) + "\" and \"" +
-                                       std::string(kFlatLayout.substr(0, 4)) + "\")");
+        return Status::InvalidArgument(path +
+                                       " names an unknown layout (this kvfs knows tree and flat)");
       }
       return Status::OK();
     }
