@@ -128,6 +128,11 @@ bool SpoolFile::Ended() const {
   return state_ == State::kFailed || state_ == State::kDiscarded;
 }
 
+bool SpoolFile::OpensAsObject(bool keeps_bytes) const {
+  MutexLock l(&mu_);
+  return state_ == State::kCommitted && !(keeps_bytes && created_object_);
+}
+
 bool SpoolFile::WouldPublish() {
   MutexLock l(&mu_);
   CatchUpLocked();
@@ -189,6 +194,13 @@ void SpoolFile::SetSizeLocked(uint64_t s) {
 }
 
 void SpoolFile::DirtyLocked() {
+  if (state_ == State::kCommitted && created_object_ && !temp_) {
+    // A new version of the object these bytes became (a writer that goes on after the close that
+    // published it, a shared mapping's pages written back later): it replaces that object. Met
+    // as a create, it would lose to the store's copy - its own last version - and vanish.
+    replaces_ = true;
+    over_object_ = true;
+  }
   if (state_ == State::kClean || state_ == State::kCommitted || state_ == State::kQueued) {
     UnsealLocked();  // a queued version written again is not what was accepted
     state_ = State::kDirty;

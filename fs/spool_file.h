@@ -7,7 +7,8 @@
 // States and transitions (docs/write-path.md has the diagram and the rules behind it):
 //
 //   created (creat/O_EXCL) -> kDirty          opened for writing, nothing written -> kClean
-//   kClean | kCommitted --Write/Truncate--> kDirty   (parts may go out while written: EarlyUpload)
+//   kClean | kCommitted --Write/Truncate--> kDirty   (parts may go out while written: EarlyUpload;
+//   from kCommitted of an object this file created, the new version replaces it)
 //   kDirty --Commit (flush/fsync/release by a live process)--> kCommitted | kFailed
 //   kDirty --Commit without waiting (write_back: close, rename)--> kQueued (whole; shown here;
 //   sealed: SpoolSeal records it beside the spool, so a crash of the daemon does not lose it)
@@ -156,6 +157,10 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   }
   // A file that failed or was dropped: a new open of its name starts a new SpoolFile.
   bool Ended() const EXCLUDES(mu_);
+  // Published (kCommitted), so that a new open for writing meets the object it became, as it
+  // would once the last release came (the kernel sends it after close() returned): a new
+  // SpoolFile, unless the open keeps the bytes (O_RDWR) and these are the object's bytes.
+  bool OpensAsObject(bool keeps_bytes) const EXCLUDES(mu_);
   // Whether a Commit now would upload something (dirty, not a temp file).
   bool WouldPublish() EXCLUDES(mu_);
   // kQueued (a waiting Commit uploads it now) or kFailed (Commit reports why): what fsync()
@@ -311,8 +316,9 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // kCommitted: the object was created from these bytes (not another writer's of that name).
   bool created_object_ GUARDED_BY(mu_) = false;
   bool adopted_ GUARDED_BY(mu_) = false;  // the reader took the spool file over
-  // Started from the object's bytes (Preload: opened O_RDWR): a changed version replaces the
-  // object instead of meeting the exists policy, and is not sent while written.
+  // Started from the object's bytes (Preload: opened O_RDWR), or written again after it created
+  // the object: a changed version replaces the object instead of meeting the exists policy, and
+  // is not sent while written.
   bool replaces_ GUARDED_BY(mu_) = false;
   // Opened for writing over an existing object (not created): if this version fails, the name
   // keeps showing that object.
