@@ -3,7 +3,8 @@
 # directory and runs the whole ctest suite under it: unit and concurrency tests, and also the
 # real-mount and daemon integration tests (integration_*), which take 15-50 s each under TSan
 # here and are the only runs of the FUSE adapter, the write path and the daemon with real kernel
-# concurrency. To leave them out: tests/ci/tsan.sh -E '^integration_'. The S3 tests need
+# concurrency. To leave them out: tests/ci/tsan.sh -E '^integration_' (tests/run_all.sh leaves
+# out their directory-store twins, -E '^integration_.*_dir$'). The S3 tests need
 # KVFS_TEST_S3_ENDPOINT (tests/run_all.sh sets it); without it they skip, unless
 # KVFS_REQUIRE_S3=1 (then they fail).
 # Any race report fails the test it happens in (halt_on_error). tests/ci/tsan.supp lists the

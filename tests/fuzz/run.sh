@@ -6,7 +6,7 @@
 # New interesting inputs go to <build>/tests/fuzz/work/<target>/, never into the repo.
 # usage: tests/fuzz/run.sh [target...]      (default: all; targets are fuzz_name_codec,
 #                                            fuzz_s3_xml, fuzz_config)
-# env:   KVFS_FUZZ_SECONDS    run time per target (default 60)
+# env:   KVFS_FUZZ_SECONDS    run time per target (default 30)
 #        KVFS_FUZZ_BUILD_DIR  build dir (default <repo>/build-fuzz)
 #        KVFS_FUZZ_CXX/_CC    compilers (default clang++-14 / clang-14)
 #        KVFS_JOBS            build parallelism (default 2)
@@ -14,7 +14,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${KVFS_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
-SECONDS_EACH=${KVFS_FUZZ_SECONDS:-60}
+SECONDS_EACH=${KVFS_FUZZ_SECONDS:-30}
 JOBS=${KVFS_JOBS:-2}
 CXX_BIN=${KVFS_FUZZ_CXX:-clang++-14}
 CC_BIN=${KVFS_FUZZ_CC:-clang-14}
