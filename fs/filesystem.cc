@@ -758,6 +758,13 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store, 
   if ((flags & O_ACCMODE) != O_RDONLY) return OpenForWrite(ino, path, key, flags, pid);
   KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key, needs_store));
   if (node.kind == MetaEntry::kDir) return Status::InvalidArgument("is a directory");
+  if (!node.spool && node.kind == MetaEntry::kFile && KernelWritesOn()) {
+    // The spool this node just published may still be the kernel's backing file of the inode
+    // (the last RELEASE comes after close() returned), and every open of it must then use that
+    // file: a read of the object those bytes are opens the spool rather than failing (EBUSY).
+    std::shared_ptr<SpoolFile> lf = local_files_.Find(key);
+    if (lf && lf->KernelHeld() && lf->IsObject(node.info)) node.spool = std::move(lf);
+  }
   if (node.spool && !VisibleTo(*node.spool, pid)) {
     return Status::NotFound("no such file (being written by another process): " + key);
   }

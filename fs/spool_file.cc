@@ -133,6 +133,13 @@ bool SpoolFile::OpensAsObject(bool keeps_bytes) const {
   return state_ == State::kCommitted && !(keeps_bytes && created_object_);
 }
 
+bool SpoolFile::IsObject(const ObjectInfo& object) {
+  MutexLock l(&mu_);
+  CatchUpLocked();  // written by the kernel since: not that object any more
+  return state_ == State::kCommitted && created_object_ && uploaded_ &&
+         uploaded_->etag == object.etag && uploaded_->size == object.size;
+}
+
 bool SpoolFile::WouldPublish() {
   MutexLock l(&mu_);
   CatchUpLocked();
@@ -155,7 +162,9 @@ uint64_t SpoolFile::size_now() const {
 
 bool SpoolFile::KernelMayWrite() const {
   MutexLock l(&mu_);
-  return !replaces_ && state_ != State::kFailed && state_ != State::kDiscarded;
+  // A spool the kernel writes already stays its backing file when written again after its
+  // publication (replaces_ from then on): the inode's opens must all use it.
+  return (!replaces_ || kernel_written_) && state_ != State::kFailed && state_ != State::kDiscarded;
 }
 
 void SpoolFile::KernelWrites() {

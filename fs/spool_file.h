@@ -161,6 +161,8 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // would once the last release came (the kernel sends it after close() returned): a new
   // SpoolFile, unless the open keeps the bytes (O_RDWR) and these are the object's bytes.
   bool OpensAsObject(bool keeps_bytes) const EXCLUDES(mu_);
+  // Whether these bytes are `object`: this file created it and has not changed since.
+  bool IsObject(const ObjectInfo& object) EXCLUDES(mu_);
   // Whether a Commit now would upload something (dirty, not a temp file).
   bool WouldPublish() EXCLUDES(mu_);
   // kQueued (a waiting Commit uploads it now) or kFailed (Commit reports why): what fsync()

@@ -45,6 +45,32 @@ TEST_F(KernelWritesTest, ACreatedFileIsOfferedItsSpoolAndPublishedFromIt) {
   EXPECT_EQ(s.bytes_served, 0u);
 }
 
+// close() has returned, its RELEASE not come: the kernel may still hold the spool as the inode's
+// backing file, so a read and an O_RDWR open are offered that same file (another would be refused,
+// EBUSY), and what the kernel writes through the second open replaces the object.
+TEST_F(KernelWritesTest, OpensBeforeThePublishingClosesReleaseShareItsSpool) {
+  auto cr = fs_->CreateFile(1, "d.bin", O_CREAT | O_WRONLY | O_TRUNC);
+  ASSERT_TRUE(cr.ok()) << cr.status().ToString();
+  const uint64_t ino = cr->first.attr.ino;
+  fs_->NotePassthrough(cr->second.fh);
+  KernelWrite(cr->second.passthrough_fd, 0, std::string(8192, '\0'));
+  ASSERT_TRUE(fs_->Flush(cr->second.fh).ok());  // published; the release is still to come
+  auto r = fs_->Open(ino, O_RDONLY);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->version, cr->second.version) << "a read of the published chunk: not its spool";
+  auto rw = fs_->Open(ino, O_RDWR);
+  ASSERT_TRUE(rw.ok()) << rw.status().ToString();
+  EXPECT_EQ(rw->version, cr->second.version);
+  fs_->NotePassthrough(rw->fh);
+  ASSERT_TRUE(fs_->Release(cr->second.fh).ok());
+  ASSERT_TRUE(fs_->Release(r->fh).ok());
+  KernelWrite(rw->passthrough_fd, 0, std::string(4096, 'm'));
+  ASSERT_TRUE(CloseHandle(rw->fh).ok());
+  const std::string want = std::string(4096, 'm') + std::string(4096, '\0');
+  EXPECT_TRUE(mem_->GetObject("p/d.bin") == want);
+  EXPECT_TRUE(*ReadFile("d.bin") == want);
+}
+
 TEST_F(KernelWritesTest, ANewVersionOfAnObjectIsDirtiedByTheKernelsWrites) {
   ASSERT_TRUE(WriteFile("v.pt", "old bytes").ok());
   auto e = fs_->Lookup(1, "v.pt");
