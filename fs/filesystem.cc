@@ -771,7 +771,7 @@ Result<OpenResult> Filesystem::Open(uint64_t ino, int flags, bool* needs_store, 
   auto h = std::make_shared<Handle>();
   h->ino = ino;
   if (node.spool) {  // a file being written here, or a temp file: its local bytes
-    KVFS_RETURN_IF_ERROR(node.spool->Attach(/*writer=*/false, /*truncate=*/false));
+    node.spool->AttachReader();
     OpenResult r{0, /*keep_cache=*/false};
     // While the kernel writes the spool, every open of the inode must be a passthrough open of it.
     if (KernelWritesOn()) OfferSpool(*node.spool, &r);
@@ -1055,8 +1055,10 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
     lf.reset();
   }
   if (lf) {
-    KVFS_RETURN_IF_ERROR(lf->Attach(/*writer=*/true, /*truncate=*/false));
-  } else {
+    KVFS_ASSIGN_OR_RETURN(const bool attached, lf->AttachWriter());
+    if (!attached) lf.reset();  // its last release came in between: the name is the object
+  }
+  if (!lf) {
     // Opening an existing object write-only starts a new, empty version (O_TRUNC or not): the
     // engines rewrite whole chunks, and downloading a chunk only to overwrite it is waste. Opened
     // for reading and writing, it keeps its bytes (below).

@@ -223,25 +223,21 @@ void SpoolFile::DirtyLocked() {
 // ---------------------------------------------------------------------------------------------
 // Handles
 
-Status SpoolFile::Attach(bool writer, bool truncate) {
-  if (!writer) {
-    // A reader reads the spool without the lock; one that races an unlink or a failure keeps
-    // the bytes it opened, as an open before an unlink does.
-    handles_.fetch_add(1);
-    return Status::OK();
-  }
+void SpoolFile::AttachReader() {
+  // A reader reads the spool without the lock; one that races an unlink or a failure keeps the
+  // bytes it opened, as an open before an unlink does.
+  handles_.fetch_add(1);
+}
+
+Result<bool> SpoolFile::AttachWriter() {
   MutexLock l(&mu_);
   if (state_ == State::kFailed || state_ == State::kDiscarded) return failure_;
-  if (writer && truncate && size_ > 0) {
-    if (early_) early_->Invalidate();
-    if (ftruncate(fd_, 0) != 0) {
-      return Status::FromErrno(errno, "truncating spool file for '" + place_.display + "'");
-    }
-    SetSizeLocked(0);
-    DirtyLocked();
-  }
+  // Let go: its last handle was released (under mu_) and it left SpoolFiles - or the cache took
+  // its spool - between the caller's lookup and here. A writer attached now would write a file
+  // nobody finds; the caller starts a new one over the object instead.
+  if (handles_ == 0 && !temp_ && state_ != State::kQueued) return false;
   ++handles_;
-  return Status::OK();
+  return true;
 }
 
 bool SpoolFile::ReuseIdleTemp(bool truncate) {

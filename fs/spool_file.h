@@ -186,9 +186,11 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   std::string backing_version() const { return kSpoolVersionPrefix + spool_path_; }
 
   // --- Handles ---
-  // One more handle (open of this file). A writer with `truncate` empties it. Fails with the
-  // failure of an ended file.
-  Status Attach(bool writer, bool truncate) EXCLUDES(mu_);
+  // One more handle (open of this file): a reader's (lock-free), or a writer's. A writer is not
+  // attached (false) to a file let go - its last handle released - since it was looked up; fails
+  // with the failure of an ended file.
+  void AttachReader();
+  Result<bool> AttachWriter() EXCLUDES(mu_);
   // creat() of a name whose temp file is idle (no handles, still alive): reuse it as a local
   // file would be. False if it is not idle (the caller then makes a new file).
   bool ReuseIdleTemp(bool truncate) EXCLUDES(mu_);
