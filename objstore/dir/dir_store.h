@@ -25,15 +25,10 @@
 #include <string>
 
 #include "base/status.h"
+#include "objstore/dir/dir_store_options.h"
 #include "objstore/object_store.h"
 
 namespace kvfs {
-
-struct DirStoreOptions {
-  // fsync files before they are published and the directory after. Off only for tests and
-  // benchmarks that do not care about crashes.
-  bool sync = true;
-};
 
 // Opens (and creates with mode 0700 if missing) a directory store rooted at root_dir, which
 // may be relative (it is made absolute) or a "file://" URL.

@@ -1,4 +1,5 @@
-// The class behind NewDirStore (objstore/dir/dir_store.h). Private to objstore/dir.
+// The class behind NewDirStore (objstore/dir/dir_store.h), implemented in dir_store_impl.cc.
+// Private to objstore/dir.
 #pragma once
 
 #include <sys/stat.h>
@@ -8,7 +9,8 @@
 #include <string>
 
 #include "objstore/dir/dir_key_codec.h"
-#include "objstore/dir/dir_store.h"
+#include "objstore/dir/dir_store_options.h"
+#include "objstore/object_store.h"
 
 namespace kvfs::dirstore {
 
