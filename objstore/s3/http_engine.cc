@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "objstore/s3/http_transfer.h"
-
 namespace kvfs::s3 {
 namespace {
 

@@ -90,7 +90,7 @@ int OnSeek(void* user, curl_off_t offset, int origin) {
 
 }  // namespace
 
-void SetUpTransfer(CURL* e, HttpExchange* x, const HttpEngine::Options& options, Clock* clock) {
+void SetUpTransfer(CURL* e, HttpExchange* x, const TransferSettings& options, Clock* clock) {
   x->easy = e;
   x->upload_pos = 0;
   curl_easy_setopt(e, CURLOPT_URL, x->url.c_str());

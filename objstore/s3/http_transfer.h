@@ -8,12 +8,22 @@
 
 #include <curl/curl.h>
 
-#include "objstore/s3/http_engine.h"
+#include <string>
+
+#include "objstore/s3/backoff.h"
+#include "objstore/s3/http_exchange.h"
 
 namespace kvfs::s3 {
 
+// The connection settings every transfer of an engine shares (HttpEngine::Options has them).
+struct TransferSettings {
+  bool verify_tls = true;
+  std::string ca_bundle;  // CURLOPT_CAINFO when non-empty
+  bool prefer_http2 = false;
+};
+
 // Sets up `easy` (fresh or reset) for `x` and points x->easy at it; x keeps the header list it
 // sets (x->header_list). The time limit is what is left of x->deadline_ms at clock->NowMs().
-void SetUpTransfer(CURL* easy, HttpExchange* x, const HttpEngine::Options& options, Clock* clock);
+void SetUpTransfer(CURL* easy, HttpExchange* x, const TransferSettings& settings, Clock* clock);
 
 }  // namespace kvfs::s3
