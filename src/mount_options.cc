@@ -4,7 +4,6 @@
 #include <set>
 #include <string_view>
 
-#include "src/cli.h"
 #include "src/config_keys.h"
 #include "src/config_values.h"
 

@@ -9,10 +9,9 @@
 #include <string>
 
 #include "base/status.h"
+#include "src/command_line.h"
 
 namespace kvfs {
-
-struct CommandLine;  // src/cli.h
 
 // Applies one -o option string ("rw,config=/etc/kvfs.yaml,cache_size=64GiB") onto `cmd`.
 // Commas inside a value can be escaped as "\,".
