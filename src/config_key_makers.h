@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "src/config.h"
-#include "src/config_keys.h"
+#include "src/config_key.h"
 #include "src/config_values.h"
 
 namespace kvfs {

@@ -283,12 +283,6 @@ Status ApplyKey(const ConfigKey& key, const RawValue& value, const std::string& 
   return Status::OK();
 }
 
-std::string NormalizeKeyPrefix(std::string_view prefix) {
-  while (!prefix.empty() && prefix.front() == '/') prefix.remove_prefix(1);
-  while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
-  return prefix.empty() ? std::string() : std::string(prefix) + "/";
-}
-
 std::vector<std::string> ConfigKeyNames() {
   std::vector<std::string> names;
   for (const ConfigKey& k : ConfigKeys()) names.push_back(k.name);

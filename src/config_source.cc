@@ -10,6 +10,7 @@
 
 #include "src/config.h"
 #include "src/config_keys.h"
+#include "src/config_values.h"
 
 namespace kvfs {
 namespace {

@@ -167,4 +167,10 @@ std::vector<std::string> SplitList(std::string_view text) {
   return items;
 }
 
+std::string NormalizeKeyPrefix(std::string_view prefix) {
+  while (!prefix.empty() && prefix.front() == '/') prefix.remove_prefix(1);
+  while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
+  return prefix.empty() ? std::string() : std::string(prefix) + "/";
+}
+
 }  // namespace kvfs

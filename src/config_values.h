@@ -44,4 +44,7 @@ std::string ToLower(std::string_view text);
 // `text` without leading and trailing blanks.
 std::string_view Trim(std::string_view text);
 
+// "" or "a/b/": no leading slash, exactly one trailing slash.
+std::string NormalizeKeyPrefix(std::string_view prefix);
+
 }  // namespace kvfs

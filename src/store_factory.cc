@@ -3,6 +3,7 @@
 #include "objstore/dir/dir_store.h"
 #include "objstore/s3/s3_store.h"
 #include "src/config_keys.h"
+#include "src/config_values.h"
 #include "src/s3_resolve.h"
 
 namespace kvfs {
