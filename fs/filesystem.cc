@@ -1048,15 +1048,12 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
   // gives this writer its own version, so two writers of one name never truncate each other.
   if (lf && !lf->Ended() && (flags & O_TRUNC)) KVFS_RETURN_IF_ERROR(RefuseNewVersion(*lf, path));
   if (lf && (lf->Ended() || (flags & O_TRUNC))) lf.reset();
-  // A published file whose last release has not come yet is the object: the open is the same
-  // whether or not the kernel sent that release before it. Not while the kernel holds its spool
-  // (passthrough_writes): no second version can be opened beside it, so the open goes on there.
-  if (lf && !lf->KernelHeld() && lf->OpensAsObject(/*keeps_bytes=*/(flags & O_ACCMODE) == O_RDWR)) {
-    lf.reset();
-  }
   if (lf) {
-    KVFS_ASSIGN_OR_RETURN(const bool attached, lf->AttachWriter());
-    if (!attached) lf.reset();  // its last release came in between: the name is the object
+    // A file published or let go since is the object: the open is the same whether or not the
+    // kernel sent the last close's release before it.
+    KVFS_ASSIGN_OR_RETURN(const bool attached,
+                          lf->AttachWriter(/*keeps_bytes=*/(flags & O_ACCMODE) == O_RDWR));
+    if (!attached) lf.reset();
   }
   if (!lf) {
     // Opening an existing object write-only starts a new, empty version (O_TRUNC or not): the

@@ -128,11 +128,6 @@ bool SpoolFile::Ended() const {
   return state_ == State::kFailed || state_ == State::kDiscarded;
 }
 
-bool SpoolFile::OpensAsObject(bool keeps_bytes) const {
-  MutexLock l(&mu_);
-  return state_ == State::kCommitted && !(keeps_bytes && created_object_);
-}
-
 bool SpoolFile::IsObject(const ObjectInfo& object) {
   MutexLock l(&mu_);
   CatchUpLocked();  // written by the kernel since: not that object any more
@@ -229,13 +224,20 @@ void SpoolFile::AttachReader() {
   handles_.fetch_add(1);
 }
 
-Result<bool> SpoolFile::AttachWriter() {
+Result<bool> SpoolFile::AttachWriter(bool keeps_bytes) {
   MutexLock l(&mu_);
   if (state_ == State::kFailed || state_ == State::kDiscarded) return failure_;
   // Let go: its last handle was released (under mu_) and it left SpoolFiles - or the cache took
   // its spool - between the caller's lookup and here. A writer attached now would write a file
   // nobody finds; the caller starts a new one over the object instead.
   if (handles_ == 0 && !temp_ && state_ != State::kQueued) return false;
+  // Published, its last release still to come (the kernel sends it after close() returned): the
+  // open meets the object, as it would after that release - unless it keeps the bytes (O_RDWR)
+  // and these are the object's, or the kernel writes this spool (passthrough_writes: no second
+  // version can be opened beside it).
+  if (state_ == State::kCommitted && !kernel_written_ && !(keeps_bytes && created_object_)) {
+    return false;
+  }
   ++handles_;
   return true;
 }

@@ -157,10 +157,6 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   }
   // A file that failed or was dropped: a new open of its name starts a new SpoolFile.
   bool Ended() const EXCLUDES(mu_);
-  // Published (kCommitted), so that a new open for writing meets the object it became, as it
-  // would once the last release came (the kernel sends it after close() returned): a new
-  // SpoolFile, unless the open keeps the bytes (O_RDWR) and these are the object's bytes.
-  bool OpensAsObject(bool keeps_bytes) const EXCLUDES(mu_);
   // Whether these bytes are `object`: this file created it and has not changed since.
   bool IsObject(const ObjectInfo& object) EXCLUDES(mu_);
   // Whether a Commit now would upload something (dirty, not a temp file).
@@ -187,10 +183,12 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
 
   // --- Handles ---
   // One more handle (open of this file): a reader's (lock-free), or a writer's. A writer is not
-  // attached (false) to a file let go - its last handle released - since it was looked up; fails
-  // with the failure of an ended file.
+  // attached (false: the caller starts a new SpoolFile over the object) to a file let go - its
+  // last handle released since it was looked up - nor to a published one, unless it `keeps_bytes`
+  // (O_RDWR) and they are the object's, or the kernel writes the spool. Fails with the failure of
+  // an ended file.
   void AttachReader();
-  Result<bool> AttachWriter() EXCLUDES(mu_);
+  Result<bool> AttachWriter(bool keeps_bytes) EXCLUDES(mu_);
   // creat() of a name whose temp file is idle (no handles, still alive): reuse it as a local
   // file would be. False if it is not idle (the caller then makes a new file).
   bool ReuseIdleTemp(bool truncate) EXCLUDES(mu_);
