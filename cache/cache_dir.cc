@@ -1,7 +1,6 @@
 #include "cache/cache_dir.h"
 
 #include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <unordered_set>
 
 #include "base/fd_reserve.h"
+#include "base/log.h"
 #include "base/posix_io.h"
 
 namespace kvfs {
@@ -87,7 +87,7 @@ Result<std::unique_ptr<CacheDir>> CacheDir::Open(const std::string& dir) {
   std::string pid = std::to_string(getpid()) + "\n";
   Status pid_st = ftruncate(fd, 0) == 0 ? PwriteFull(fd, pid.data(), pid.size(), 0, lock_path)
                                         : Status::FromErrno(errno, "truncate " + lock_path);
-  if (!pid_st.ok()) spdlog::warn("cache: cannot record pid: {}", pid_st.message());
+  if (!pid_st.ok()) LogWarn("cache: cannot record pid: {}", pid_st.message());
   std::unique_ptr<CacheDir> cd(new CacheDir(std::move(root), fd));  // closes fd on every return
   KVFS_ASSIGN_OR_RETURN(cd->data_, cd->root_.OpenSubdir("data"));
   KVFS_ASSIGN_OR_RETURN(PrivateDir spool, cd->root_.OpenSubdir("spool"));
@@ -122,9 +122,9 @@ ScanResult CacheDir::Scan() {
   const int dfd = data_.fd();
   // Only kvfs's own names reach here, and unlinkat removes a name, never what a link points to.
   auto drop = [&](const std::string& name, const std::string& why) {
-    spdlog::info("cache: dropping {}/{}: {}", data_dir(), name, why);
+    LogInfo("cache: dropping {}/{}: {}", data_dir(), name, why);
     if (unlinkat(dfd, name.c_str(), 0) != 0 && errno != ENOENT) {
-      spdlog::warn("cache: cannot remove {}: {}", DataPath(name), strerror(errno));
+      LogWarn("cache: cannot remove {}: {}", DataPath(name), strerror(errno));
     }
     out.dropped++;
   };
@@ -146,8 +146,7 @@ ScanResult CacheDir::Scan() {
     if (fd < 0 && errno != ENOENT) {
       // Out of descriptors or memory, or no permission: nothing is wrong with the entry. It is
       // left in place (not indexed this run; the next start takes it back).
-      spdlog::warn("cache: cannot open {} (kept, not recovered): {}", DataPath(name),
-                   strerror(errno));
+      LogWarn("cache: cannot open {} (kept, not recovered): {}", DataPath(name), strerror(errno));
       out.unreadable++;
       continue;
     }
@@ -179,7 +178,7 @@ ScanResult CacheDir::Scan() {
     }
   }
   if (out.foreign > 0) {
-    spdlog::warn(
+    LogWarn(
         "cache: left {} entr{} in {} that kvfs did not create in place (e.g. '{}'); "
         "kvfs only removes its own files",
         out.foreign, out.foreign == 1 ? "y" : "ies", data_dir(), first_foreign);

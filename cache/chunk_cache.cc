@@ -1,7 +1,6 @@
 #include "cache/chunk_cache.h"
 
 #include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log.h"
 #include "base/posix_io.h"
 #include "cache/cache_dir.h"
 #include "cache/entry_format.h"
@@ -63,7 +63,7 @@ Result<std::unique_ptr<ChunkCache>> ChunkCache::Open(const ChunkCacheOptions& op
 void ChunkCache::UnlinkAll(const std::vector<std::string>& names) {
   for (const std::string& n : names) {
     if (dir_->UnlinkEntry(n) != 0 && errno != ENOENT) {
-      spdlog::warn("cache: cannot remove {}: {}", dir_->DataPath(n), strerror(errno));
+      LogWarn("cache: cannot remove {}: {}", dir_->DataPath(n), strerror(errno));
     }
   }
 }
@@ -109,8 +109,8 @@ std::optional<EntryRef> ChunkCache::Lookup(const std::string& key, uint64_t size
     }
     stale = e->size != size || !EtagsMatch(e->etag, etag);
     if (stale) {
-      spdlog::info("cache: dropping stale entry for {} (size {} etag '{}', wanted {} '{}')", key,
-                   e->size, e->etag, size, etag);
+      LogInfo("cache: dropping stale entry for {} (size {} etag '{}', wanted {} '{}')", key,
+              e->size, e->etag, size, etag);
       RemoveLocked(e.get(), &unlink);
       stats_.misses++;
     } else {
@@ -148,11 +148,11 @@ std::optional<EntryRef> ChunkCache::Lookup(const std::string& key, uint64_t size
       stats_.hits++;
     } else {
       if (EntryIsBad(st)) {
-        spdlog::warn("cache: dropping entry {} for {}: {}", path, key, st.ToString());
+        LogWarn("cache: dropping entry {} for {}: {}", path, key, st.ToString());
         RemoveLocked(e.get(), &unlink);
       } else {
         // A miss this time (the caller fetches from the store); the entry stays for later.
-        spdlog::warn("cache: cannot use entry {} for {} now (kept): {}", path, key, st.ToString());
+        LogWarn("cache: cannot use entry {} for {} now (kept): {}", path, key, st.ToString());
         stats_.open_failures++;
       }
       index_.Unpin(e.get());
@@ -336,7 +336,7 @@ bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::str
   // A spool file (absolute path, kvfs's own directory): never through a symlink either.
   int fd = open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
-    spdlog::warn("cache: cannot adopt {} for {}: {}", path, key, strerror(errno));
+    LogWarn("cache: cannot adopt {} for {}: {}", path, key, strerror(errno));
     return false;
   }
   struct stat st;
@@ -357,7 +357,7 @@ bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::str
   if (!r.ok()) {
     close(fd);
     if (r.status().code() != StatusCode::kAlreadyExists) {
-      spdlog::info("cache: not adopting {} for {}: {}", path, key, r.status().ToString());
+      LogInfo("cache: not adopting {} for {}: {}", path, key, r.status().ToString());
     }
     return false;
   }
@@ -370,9 +370,9 @@ bool ChunkCache::AdoptFile(const std::string& key, uint64_t size, const std::str
   }
   if (!ws.ok()) {
     if (ftruncate(fd, static_cast<off_t>(size)) != 0) {  // give the file back as it was
-      spdlog::warn("cache: cannot restore {}: {}", path, strerror(errno));
+      LogWarn("cache: cannot restore {}: {}", path, strerror(errno));
     }
-    spdlog::info("cache: not adopting {} for {}: {}", path, key, ws.ToString());
+    LogInfo("cache: not adopting {} for {}: {}", path, key, ws.ToString());
     AbortFill(std::move(e), fd);
     return false;
   }
@@ -406,13 +406,13 @@ void ChunkCache::Recover(bool verify_now) {
       if (crc.ok() && *crc == se.meta.crc) return false;
       if (!crc.ok() && crc.status().code() != StatusCode::kDataLoss &&
           crc.status().code() != StatusCode::kNotFound) {
-        spdlog::warn("cache: cannot check {} now (kept): {}", dir_->DataPath(se.file_name),
-                     crc.status().ToString());
+        LogWarn("cache: cannot check {} now (kept): {}", dir_->DataPath(se.file_name),
+                crc.status().ToString());
         unchecked.insert(se.file_name);
         return false;
       }
-      spdlog::warn("cache: dropping {}: {}", dir_->DataPath(se.file_name),
-                   crc.ok() ? "checksum mismatch" : crc.status().ToString());
+      LogWarn("cache: dropping {}: {}", dir_->DataPath(se.file_name),
+              crc.ok() ? "checksum mismatch" : crc.status().ToString());
       dir_->UnlinkEntry(se.file_name);
       verify_failures++;
       return true;
@@ -449,8 +449,8 @@ void ChunkCache::Recover(bool verify_now) {
     for (const EntryPtr& v : victims) unlink.push_back(v->file_name);
   }
   UnlinkAll(unlink);
-  spdlog::info("cache: {} entries recovered from {}, {} files dropped", sr.entries.size(),
-               dir_->data_dir(), sr.dropped + verify_failures);
+  LogInfo("cache: {} entries recovered from {}, {} files dropped", sr.entries.size(),
+          dir_->data_dir(), sr.dropped + verify_failures);
 }
 
 }  // namespace kvfs

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,8 @@
 #include <filesystem>
 #include <utility>
 #include <vector>
+
+#include "base/log.h"
 
 namespace kvfs {
 namespace {
@@ -244,14 +245,14 @@ size_t PrivateDir::RemoveOwnFiles(const std::function<bool(std::string_view)>& i
       if (unlinkat(fd_, name.c_str(), 0) == 0) {
         removed++;
       } else {
-        spdlog::warn("cannot remove {}: {}", Join(path_, name), strerror(errno));
+        LogWarn("cannot remove {}: {}", Join(path_, name), strerror(errno));
       }
       continue;
     }
     if (left++ == 0) first_left = name;
   }
   if (left > 0) {
-    spdlog::warn(
+    LogWarn(
         "{}: left {} entr{} that kvfs did not create in place (e.g. '{}'); kvfs only "
         "removes its own files",
         path_, left, left == 1 ? "y" : "ies", first_left);

@@ -1,10 +1,9 @@
 #include "fs/abort_queue.h"
 
-#include <spdlog/spdlog.h>
-
 #include <utility>
 
 #include "base/deadline.h"
+#include "base/log.h"
 
 namespace kvfs {
 
@@ -14,7 +13,7 @@ AbortQueue::~AbortQueue() {
   stop_by_ms_ = MonotonicMs() + kAbortTimeoutMs;
   worker_.Shutdown();
   if (left_ > 0) {
-    spdlog::warn(
+    LogWarn(
         "kvfs: {} multipart upload(s) not aborted at unmount; the stale-upload clean-up aborts "
         "them later (stale_upload_age_secs)",
         left_.load());
@@ -39,7 +38,7 @@ void AbortQueue::Run(ObjectStore* store, const std::string& key, const std::stri
   const ScopedDeadline deadline(timeout_ms, "aborting a multipart upload",
                                 ScopedDeadline::kReplace);
   Status st = store->AbortMultipartUpload(key, upload_id);
-  if (!st.ok()) spdlog::warn("aborting the upload of {} failed: {}", key, st.ToString());
+  if (!st.ok()) LogWarn("aborting the upload of {} failed: {}", key, st.ToString());
 }
 
 }  // namespace kvfs

@@ -1,10 +1,10 @@
 #include "fs/chunk_size_learner.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cctype>
 #include <functional>
+
+#include "base/log.h"
 
 namespace kvfs {
 namespace {
@@ -143,7 +143,7 @@ std::optional<ChunkSizeLearner::Learnt> ChunkSizeLearner::Lookup(std::string_vie
   req.max_keys = kProbeKeys;
   auto page = store->List(req);
   if (!page.ok()) {
-    spdlog::info(
+    LogInfo(
         "kvfs: learn_chunk_sizes: listing '{}' to learn the size of '{}' failed ({}); "
         "its chunk is not size-checked",
         req.prefix, p.pattern, page.status().ToString());

@@ -1,12 +1,11 @@
 #include "fs/dir_listing_cache.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <iterator>
 #include <utility>
 #include <vector>
 
+#include "base/log.h"
 #include "fs/list_loop_guard.h"
 
 namespace kvfs {
@@ -248,7 +247,7 @@ void DirListingCache::ListDir(const std::string& dir) {
   d.window_start = Now();
   if (!failed.ok()) {
     // Lookups keep asking the store, which reports its own errors; try again after more misses.
-    spdlog::warn("kvfs: listing '{}' for negative lookups failed: {}", dir, failed.ToString());
+    LogWarn("kvfs: listing '{}' for negative lookups failed: {}", dir, failed.ToString());
     return;
   }
   ++listings_;

@@ -1,10 +1,9 @@
 #include "fs/early_upload.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 
 #include "base/deadline.h"
+#include "base/log.h"
 
 namespace kvfs {
 namespace {
@@ -45,7 +44,7 @@ void EarlyUpload::Abort() {
   // its own bound, or it would fail at once and leave the parts behind.
   const ScopedDeadline cleanup(30'000, "aborting a multipart upload", ScopedDeadline::kReplace);
   Status st = store_->AbortMultipartUpload(key_, upload_id_);
-  if (!st.ok()) spdlog::warn("aborting early upload of {} failed: {}", key_, st.ToString());
+  if (!st.ok()) LogWarn("aborting early upload of {} failed: {}", key_, st.ToString());
 }
 
 bool EarlyUpload::Usable(uint64_t size) const {
@@ -69,7 +68,7 @@ void EarlyUpload::OnWrite(uint64_t offset, uint64_t n) {
     Status st = SendParts(whole, contiguous_, /*wait=*/false);
     if (!st.ok()) {
       // Not an error of the write: close() uploads the normal way.
-      spdlog::debug("early upload of {} given up: {}", key_, st.ToString());
+      LogDebug("early upload of {} given up: {}", key_, st.ToString());
       valid_ = false;
     }
   }

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <linux/fs.h>  // RENAME_NOREPLACE, RENAME_EXCHANGE
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -18,6 +17,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "base/log.h"
 #include "cache/cache_dir.h"
 #include "fs/list_loop_guard.h"
 #include "fs/process_state.h"
@@ -100,7 +100,7 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
                                                     options_.write_back_max_age_ms)
                       : nullptr) {
   if (!probe_.exiting) {
-    spdlog::warn(
+    LogWarn(
         "kvfs: /proc does not show this daemon's own pid namespace: closes by dying processes "
         "cannot be told from live ones, nor a writer's close from its children's, so a partial "
         "chunk may be published unless chunk_sizes is set, and chunks being written are "
@@ -111,7 +111,7 @@ Filesystem::Filesystem(std::shared_ptr<ObjectStore> store, std::shared_ptr<Chunk
 Filesystem::~Filesystem() {
   DrainWriteBack();
   if (size_t n = local_files_.size()) {
-    spdlog::info("kvfs: {} local file(s) not uploaded at shutdown (temporary or unfinished)", n);
+    LogInfo("kvfs: {} local file(s) not uploaded at shutdown (temporary or unfinished)", n);
   }
 }
 
@@ -893,7 +893,7 @@ void Filesystem::KeepOpenLocal(uint64_t ino) {
   for (const auto& h : handles_.FilesOf(ino)) {
     if (!h->object) continue;
     Status st = h->object->KeepCached();
-    if (!st.ok()) spdlog::warn("kvfs: keeping an open, unlinked file readable: {}", st.ToString());
+    if (!st.ok()) LogWarn("kvfs: keeping an open, unlinked file readable: {}", st.ToString());
   }
 }
 
@@ -962,7 +962,7 @@ WriteBack::Ending Filesystem::UploadAccepted(SpoolFile& lf) {
     if (write_back_->stopping()) return WriteBack::Ending::kKept;  // sealed for the next mount
     SpoolFile::Outcome up = lf.UploadQueued();  // recorded by the file (Deps::record)
     if (up.kind == SpoolFile::Outcome::kDropped) {
-      spdlog::error(
+      LogError(
           "kvfs: '{}' was accepted at close() but its upload was refused: not stored ({}); the "
           "name is gone (write_back)",
           up.place.display, up.status.ToString());
@@ -971,7 +971,7 @@ WriteBack::Ending Filesystem::UploadAccepted(SpoolFile& lf) {
     if (up.status.ok()) return WriteBack::Ending::kStored;
     // Logged at the first failures and then about every ten minutes, not at every attempt.
     if (attempt <= 3 || attempt % 10 == 0) {
-      spdlog::warn(
+      LogWarn(
           "kvfs: upload of '{}', accepted at close(), failed ({}; attempt {}): it stays sealed in "
           "the spool and is tried again in {} s",
           up.place.display, up.status.ToString(), attempt, backoff.count() / 1000);
@@ -1148,8 +1148,8 @@ void Filesystem::RecoverOne(const std::string& spool) {
   const std::string seal_path = SpoolSeal::PathOf(spool);
   Result<SpoolSeal::Record> seal = SpoolSeal::Read(seal_path);
   auto refuse = [&](const Status& why, const std::string& what) {
-    spdlog::error("kvfs: not uploading {}, accepted by an earlier run: {}; removed", what,
-                  why.ToString());
+    LogError("kvfs: not uploading {}, accepted by an earlier run: {}; removed", what,
+             why.ToString());
     SpoolSeal::Remove(spool);
     unlink(spool.c_str());
     write_back_->NoteRecovered(false);
@@ -1165,7 +1165,7 @@ void Filesystem::RecoverOne(const std::string& spool) {
   }
   Result<std::string> key = codec_.FileKey(path);
   if (!key.ok() || *key != seal->key) {
-    spdlog::warn(
+    LogWarn(
         "kvfs: '{}' was accepted as key {} by an earlier mount, which this mount's settings do not "
         "name it as ({}): left sealed in {} for a mount with those settings",
         seal->display, seal->key, key.ok() ? *key : key.status().ToString(), spool);
@@ -1175,7 +1175,7 @@ void Filesystem::RecoverOne(const std::string& spool) {
   // Recovered chunks take room in the queue as accepted ones do (this thread has no deadline:
   // it waits for room).
   if (Status room = write_back_->Reserve(seal->size); !room.ok()) {
-    spdlog::warn("kvfs: '{}' left sealed in {}: {}", seal->display, spool, room.ToString());
+    LogWarn("kvfs: '{}' left sealed in {}: {}", seal->display, spool, room.ToString());
     return;
   }
   Result<std::shared_ptr<SpoolFile>> lf =
@@ -1184,8 +1184,8 @@ void Filesystem::RecoverOne(const std::string& spool) {
     write_back_->Unreserve(seal->size);
     return refuse(lf.status(), "'" + seal->display + "' (" + spool + ")");
   }
-  spdlog::info("kvfs: uploading '{}' ({} bytes), accepted by an earlier run and not yet stored",
-               seal->display, seal->size);
+  LogInfo("kvfs: uploading '{}' ({} bytes), accepted by an earlier run and not yet stored",
+          seal->display, seal->size);
   write_back_->NoteRecovered(true);
   SpoolFile::Outcome queued;
   queued.kind = SpoolFile::Outcome::kQueued;
@@ -1197,13 +1197,13 @@ void Filesystem::DrainWriteBack() {
   if (write_back_ == nullptr) return;
   const WriteBackStats s = write_back_->Stats();
   if (s.pending > 0) {
-    spdlog::info("kvfs: waiting for {} chunk upload(s) accepted at close() ({} bytes)", s.pending,
-                 s.pending_bytes);
+    LogInfo("kvfs: waiting for {} chunk upload(s) accepted at close() ({} bytes)", s.pending,
+            s.pending_bytes);
   }
   const auto limit = std::chrono::milliseconds(options_.write_back_drain_timeout_ms);
   if (limit.count() == 0 || write_back_->DrainFor(limit)) return write_back_->Drain();
   const WriteBackStats left = write_back_->Stats();
-  spdlog::warn(
+  LogWarn(
       "kvfs: {} chunk upload(s) ({} bytes) accepted at close() did not end within "
       "write_back_drain_timeout ({} ms): they stay sealed in {} and the next mount of this "
       "cache uploads them",
@@ -1653,7 +1653,7 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     // An uploaded file: server-side copy, then delete the source.
     static std::atomic<bool> hinted{false};
     if (!hinted.exchange(true)) {
-      spdlog::info(
+      LogInfo(
           "kvfs: rename of the uploaded file '{}' costs a server-side copy and a delete; if it is "
           "a temporary name, add a pattern matching it to temp_patterns (shown once)",
           Display(src_path));

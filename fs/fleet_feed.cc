@@ -1,7 +1,5 @@
 #include "fs/fleet_feed.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -11,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "base/log.h"
 #include "fs/list_loop_guard.h"
 
 namespace kvfs {
@@ -92,7 +91,7 @@ void FleetFeed::Run() {
       Flush();
     } else {
       Status st = Step();  // writes too
-      if (!st.ok()) spdlog::debug("kvfs: reading the fleet feed: {}", st.ToString());
+      if (!st.ok()) LogDebug("kvfs: reading the fleet feed: {}", st.ToString());
       next_read = Clock::now() + options_.interval;
     }
     MutexLock l(&mu_);
@@ -140,14 +139,14 @@ void FleetFeed::Announce(FeedEvent event) {
 void FleetFeed::OwnRequestFailed(const char* what, const std::string& key, const Status& st) {
   ++counters_.failures;
   if (st.code() != StatusCode::kPermissionDenied) {
-    spdlog::debug("kvfs: {} fleet feed entry {}: {}", what, key, st.ToString());
+    LogDebug("kvfs: {} fleet feed entry {}: {}", what, key, st.ToString());
     return;
   }
   ++counters_.refused;
   MutexLock l(&mu_);
   if (std::string_view(what) == "writing") {
     if (!put_refused_) {
-      spdlog::warn(
+      LogWarn(
           "kvfs: the store refuses to let this node write its fleet feed entries ({}): it "
           "announces nothing more, and other nodes find its new chunks within "
           "feed_miss_ttl_secs. Allow s3:PutObject and s3:DeleteObject under '{}'",
@@ -157,7 +156,7 @@ void FleetFeed::OwnRequestFailed(const char* what, const std::string& key, const
     outbox_.clear();
   } else if (!warned_delete_) {
     warned_delete_ = true;
-    spdlog::warn(
+    LogWarn(
         "kvfs: the store refuses to delete this node's fleet feed entries ({}): past {} of them "
         "it writes no more, and other nodes find its new chunks within feed_miss_ttl_secs. "
         "Allow s3:DeleteObject under '{}'",
@@ -312,7 +311,7 @@ Status FleetFeed::Poll() {
       // read covers nothing (the floor), at a bounded cost.
       if (!warned_listing_) {
         warned_listing_ = true;
-        spdlog::warn(
+        LogWarn(
             "kvfs: the fleet feed '{}' holds more than {} entries (are DELETEs refused?): it is "
             "no longer read to its end, and misses hold negative_cache_ttl_ms",
             root_, kMaxListed);
@@ -354,7 +353,7 @@ Status FleetFeed::Poll() {
         if (st.code() == StatusCode::kNotFound || st.code() == StatusCode::kDataLoss) {
           // Expired since the listing, or not an entry of ours: its events are lost to this
           // node, as if it were missing (a gap: the misses cached before are asked again).
-          spdlog::debug("kvfs: fleet feed: {}", st.ToString());
+          LogDebug("kvfs: fleet feed: {}", st.ToString());
           gap = true;
           now_listed.insert(l.key);
         } else if (incomplete.ok()) {

@@ -1,8 +1,7 @@
 #include "fs/revalidator.h"
 
-#include <spdlog/spdlog.h>
-
 #include "base/deadline.h"
+#include "base/log.h"
 
 namespace kvfs {
 
@@ -50,7 +49,7 @@ void Revalidator::Check(const Item& item) {
     e.info = *head;
     const bool same = SameObject(*head, item.served);
     if (meta_->PutIfUnchanged(key, item.gen, e) && !same) {
-      spdlog::info(
+      LogInfo(
           "kvfs: {} changed in the store (size {} etag '{}', cached {} '{}'): dropping "
           "the local copy",
           key, head->size, head->etag, item.served.size, item.served.etag);
@@ -62,7 +61,7 @@ void Revalidator::Check(const Item& item) {
   }
   if (head.status().code() == StatusCode::kNotFound) {
     if (meta_->PutIfUnchanged(key, item.gen, e)) {
-      spdlog::info("kvfs: {} is gone from the store: dropping the local copy", key);
+      LogInfo("kvfs: {} is gone from the store: dropping the local copy", key);
       reader_->Invalidate(key);
       MutexLock l(&mu_);
       dropped_++;
@@ -70,7 +69,7 @@ void Revalidator::Check(const Item& item) {
     return;
   }
   // The store is down or slow: keep serving the local copy until its trust runs out.
-  spdlog::debug("kvfs: revalidating {} failed: {}", key, head.status().ToString());
+  LogDebug("kvfs: revalidating {} failed: {}", key, head.status().ToString());
 }
 
 }  // namespace kvfs

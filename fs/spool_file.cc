@@ -4,7 +4,6 @@
 #include "fs/spool_file.h"
 
 #include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -17,6 +16,7 @@
 
 #include "base/crc32c.h"
 #include "base/fd_reserve.h"
+#include "base/log.h"
 #include "base/posix_io.h"
 
 namespace kvfs {
@@ -109,7 +109,7 @@ SpoolFile::~SpoolFile() {
   close(fd_);
   if (sealed_) {
     // Accepted, never uploaded (the daemon stopped first): the next mount uploads it.
-    spdlog::warn(
+    LogWarn(
         "kvfs: '{}' ({} bytes) was not uploaded before the daemon stopped: it stays "
         "sealed in {} for the next mount",
         place_.display, size_, spool_path_);
@@ -274,8 +274,8 @@ SpoolFile::Outcome SpoolFile::Release(bool writer) {
   if (last) {
     if (temp_orphaned_ && temp_ && state_ != State::kFailed && state_ != State::kDiscarded) {
       // Killed while writing it: nobody will rename it; its name and spool go now.
-      spdlog::info("kvfs: temporary file '{}' ({} bytes) was closed by a dying writer: removed",
-                   place_.display, size_);
+      LogInfo("kvfs: temporary file '{}' ({} bytes) was closed by a dying writer: removed",
+              place_.display, size_);
       state_ = State::kDiscarded;
       failure_ = Status::NotFound("'" + place_.display + "' was abandoned by a dying writer");
       early_.reset();
@@ -424,7 +424,7 @@ Status SpoolFile::SealLocked(const Place& place) {
     st = SpoolSeal::Write(spool_path_, fd_, r, deps_.options->write_back_fdatasync);
   }
   if (!st.ok()) {
-    spdlog::warn(
+    LogWarn(
         "kvfs: cannot seal '{}' for write-back ({}): it is uploaded before its close() or "
         "rename() returns",
         place.display, st.ToString());
@@ -543,7 +543,7 @@ SpoolFile::Outcome SpoolFile::Abandon(pid_t pid) {
     return out;
   }
   if (state_ != State::kDirty || temp_) return out;
-  spdlog::info(
+  LogInfo(
       "kvfs: '{}' ({} bytes) was closed by exiting process {} without a close() of its own: "
       "not published",
       place_.display, size_, pid);
@@ -575,7 +575,7 @@ bool SpoolFile::Displace() {
         (handles_ > 0 && (state_ == State::kClean || state_ == State::kDirty)) ||
         state_ == State::kQueued;
     if (!temp_ && being_written) {
-      spdlog::info(
+      LogInfo(
           "kvfs: '{}' was renamed over while {} bytes of it were still being written here: the "
           "writer's close publishes them against the renamed file's object (conditional create: "
           "EEXIST unless the same bytes)",

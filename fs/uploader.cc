@@ -1,11 +1,10 @@
 #include "fs/uploader.h"
 
-#include <spdlog/spdlog.h>
-
 #include <vector>
 
 #include "base/crc32c.h"
 #include "base/deadline.h"
+#include "base/log.h"
 #include "base/posix_io.h"
 
 namespace kvfs {
@@ -36,8 +35,7 @@ Result<UploadOutcome> Uploader::Upload(const std::string& key, int fd, uint64_t 
                              (ThreadDeadlineMs() > 0 && MonotonicMs() >= ThreadDeadlineMs());
     if (!r.ok() && out_of_time) return AsIoError(r.status(), display_name, key);
     if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) {
-      spdlog::info("early upload of {} failed ({}); uploading it again", key,
-                   r.status().ToString());
+      LogInfo("early upload of {} failed ({}); uploading it again", key, r.status().ToString());
       early = nullptr;
     }
   }
@@ -86,8 +84,7 @@ Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_
     // version and the loser meets it here again (same bytes: ours; else the rules above).
     auto put = PutOnce(key, fd, size, known_crc, /*conditional=*/false, head->etag);
     if (put.ok()) {
-      spdlog::info("kvfs: '{}' replaced the empty object {} with {} bytes", display_name, key,
-                   size);
+      LogInfo("kvfs: '{}' replaced the empty object {} with {} bytes", display_name, key, size);
       return UploadOutcome{std::move(put).value(), /*created=*/true};
     }
     if (put.status().code() != StatusCode::kPreconditionFailed) {

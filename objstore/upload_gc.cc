@@ -1,6 +1,6 @@
 #include "objstore/upload_gc.h"
 
-#include <spdlog/spdlog.h>
+#include "base/log.h"
 
 namespace kvfs {
 
@@ -18,8 +18,8 @@ Result<UploadGcResult> AbortStaleUploads(ObjectStore& store, const std::string& 
     Status st = store.AbortMultipartUpload(u.key, u.upload_id);
     if (st.ok()) {
       ++r.aborted;
-      spdlog::info("kvfs: aborted an unfinished upload of {} begun {} s ago", u.key,
-                   now_sec - u.initiated_sec);
+      LogInfo("kvfs: aborted an unfinished upload of {} begun {} s ago", u.key,
+              now_sec - u.initiated_sec);
     } else if (first_error.ok()) {
       first_error = st.Annotate("aborting the unfinished upload of " + u.key);
     }

@@ -6,7 +6,6 @@
 //
 // The YAML layer of the configuration (declared in src/config.h): this is the only user of
 // yaml-cpp, and its exceptions never leave this file.
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
@@ -17,6 +16,7 @@
 #include <optional>
 #include <sstream>
 
+#include "base/log.h"
 #include "src/config.h"
 #include "src/config_keys.h"
 #include "src/config_lmcache.h"
@@ -113,8 +113,7 @@ class FileParser {
   }
 
   void WarnUnknown(const std::string& display) const {
-    spdlog::warn("{}: ignoring unknown key '{}' (not a kvfs or LMCache S3 setting)", source_,
-                 display);
+    LogWarn("{}: ignoring unknown key '{}' (not a kvfs or LMCache S3 setting)", source_, display);
   }
 
   Status CollectSection(const YAML::Node& section, const std::string& prefix, Handler handler) {
@@ -164,7 +163,7 @@ class FileParser {
     const std::string field = name.substr(dot + 1);
     if (plugin_.empty()) plugin_ = plugin;
     if (plugin != plugin_) {
-      spdlog::warn(
+      LogWarn(
           "{}: ignoring '{}': this mount serves plugin '{}' (one source per mount; "
           "mount '{}' with its own config)",
           source_, display, plugin_, plugin);
@@ -178,7 +177,7 @@ class FileParser {
     if (field == "token" || field == "token_env") {
       // The gateway speaks S3: it takes the access key pair the Hub issues for a token, not the
       // token itself.
-      spdlog::warn(
+      LogWarn(
           "{}: '{}' is not used: the Hugging Face S3 gateway authenticates with the S3 "
           "access key pair generated for your Hub token (HFAK...); give it as "
           "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or access_key_id/secret_access_key",
@@ -189,7 +188,7 @@ class FileParser {
       RawValue raw;
       ToRaw(value, &raw);
       if (raw.scalar == "true" || raw.scalar == "True" || raw.scalar == "1") {
-        spdlog::warn(
+        LogWarn(
             "{}: '{}' is not supported: kvfs does not create buckets; create it on the "
             "Hub first (a missing bucket stops the mount with a message naming it)",
             source_, display);

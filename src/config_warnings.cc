@@ -1,10 +1,10 @@
 #include "src/config_warnings.h"
 
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <cstdio>
 
+#include "base/log.h"
 #include "objstore/s3/credentials.h"
 #include "objstore/s3/s3_url.h"
 
@@ -78,7 +78,7 @@ std::vector<std::string> SecurityWarnings(const KvfsConfig& config) {
 }
 
 void LogSecurityWarnings(const KvfsConfig& config) {
-  for (const std::string& w : SecurityWarnings(config)) spdlog::warn("kvfs: {}", w);
+  for (const std::string& w : SecurityWarnings(config)) LogWarn("kvfs: {}", w);
 }
 
 }  // namespace kvfs

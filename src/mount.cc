@@ -1,6 +1,5 @@
 #include "src/mount.h"
 
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
@@ -11,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "base/log.h"
 #include "cache/chunk_cache.h"
 #include "fs/fuse/fuse_adapter.h"
 #include "fs/name_codec.h"
@@ -39,7 +39,7 @@ void WarnIfCacheLargerThanDisk(const std::string& dir, uint64_t cache_size) {
   if (statvfs(dir.c_str(), &v) != 0) return;
   const uint64_t disk = static_cast<uint64_t>(v.f_blocks) * v.f_frsize;
   if (cache_size <= disk) return;
-  spdlog::warn(
+  LogWarn(
       "kvfs: cache_size {} bytes is larger than the file system of cache_dir {} ({} bytes): "
       "the cache fills the disk first (reads then stream from the store, writes fail with ENOSPC)",
       cache_size, dir, disk);
@@ -60,8 +60,8 @@ Status AddTier(const KvfsConfig& c, const std::string& key_prefix, MountStack* s
   auto node = std::make_shared<NodeTier>(to.capacity_bytes);
   s->fs->set_tier(node);
   Filesystem* fs = s->fs.get();
-  spdlog::info("kvfs: bounded tier: capacity {} bytes, max age {} s, interval {} s, node {}",
-               to.capacity_bytes, to.max_age_secs, to.interval_secs, to.node_id);
+  LogInfo("kvfs: bounded tier: capacity {} bytes, max age {} s, interval {} s, node {}",
+          to.capacity_bytes, to.max_age_secs, to.interval_secs, to.node_id);
   s->tier = std::make_unique<TierAgent>(s->store, std::move(to), std::move(node),
                                         [fs](const std::string& key) { fs->ForgetRemoved(key); });
   return Status::OK();
@@ -163,7 +163,7 @@ Result<MountStack> BuildMountStack(const KvfsConfig& config) {
   // A lookup's background revalidation has the FUSE requests' time limit.
   o.fs.revalidate_timeout_ms = config.fuse.blocking_timeout_ms;
   if (o.fs.learn_chunk_sizes && !o.fs.chunk_sizes.empty()) {
-    spdlog::warn("kvfs: learn_chunk_sizes has no effect: chunk_sizes is set, and it wins");
+    LogWarn("kvfs: learn_chunk_sizes has no effect: chunk_sizes is set, and it wins");
   }
   std::shared_ptr<ObjectStore> store = sp.store;
   MeteredStore* metered = nullptr;
@@ -225,7 +225,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
       if (daemon.active()) {
         daemon.ReportFailure(msg);
       } else {
-        spdlog::error("{}", msg);
+        LogError("{}", msg);
       }
       return 1;
     }
@@ -240,12 +240,12 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
       if (daemon.active()) {
         daemon.ReportFailure(msg);
       } else {
-        spdlog::error("{}", msg);
+        LogError("{}", msg);
       }
       return 1;
     }
-    spdlog::info("kvfs: Prometheus metrics at http://{}/metrics, probes at /healthz and /readyz",
-                 config.metrics_listen);
+    LogInfo("kvfs: Prometheus metrics at http://{}/metrics, probes at /healthz and /readyz",
+            config.metrics_listen);
   }
 
   FuseOptions fo = config.fuse;
@@ -270,9 +270,8 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
   int rc = RunFuseSession(*stack.fs, cmd.mountpoint, fo, [&] {
     mounted = true;
     health.SetMounted(true);
-    spdlog::info("kvfs: {} mounted at {} (cache {}, {} bytes)", config.source, cmd.mountpoint,
-                 config.cache.dir.empty() ? DefaultCacheDir() : config.cache.dir,
-                 config.cache.capacity);
+    LogInfo("kvfs: {} mounted at {} (cache {}, {} bytes)", config.source, cmd.mountpoint,
+            config.cache.dir.empty() ? DefaultCacheDir() : config.cache.dir, config.cache.capacity);
     daemon.ReportReady();
     // A file:// store is kvfs's own directory: its unfinished uploads are all kvfs's, even at
     // its root. A bucket's root may hold other applications' uploads.
@@ -289,7 +288,7 @@ int RunMount(const CommandLine& cmd, const KvfsConfig& config) {
                          " (see the messages above or the system log)");
   }
   health.SetMounted(false);
-  spdlog::info("kvfs: unmounted {}; finishing", cmd.mountpoint);
+  LogInfo("kvfs: unmounted {}; finishing", cmd.mountpoint);
   cleanup.Join();
   stack.fs->DrainWriteBack();  // chunks whose close() returned: stored before anything stops
   metrics.Stop();              // its renderer reads the stack

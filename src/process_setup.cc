@@ -1,6 +1,5 @@
 #include "src/process_setup.h"
 
-#include <spdlog/spdlog.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
@@ -8,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+
+#include "base/log.h"
 
 namespace kvfs {
 namespace {
@@ -38,26 +39,26 @@ Status MakePathsAbsolute(CommandLine* cmd, KvfsConfig* config) {
 uint64_t RaiseFileLimit() {
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
-    spdlog::warn("kvfs: cannot read the open-file limit: {}", strerror(errno));
+    LogWarn("kvfs: cannot read the open-file limit: {}", strerror(errno));
     return 0;
   }
   if (rl.rlim_cur < rl.rlim_max) {
     const rlim_t before = rl.rlim_cur;
     rl.rlim_cur = rl.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
-      spdlog::warn("kvfs: cannot raise the open-file limit from {} to {}: {}", before, rl.rlim_max,
-                   strerror(errno));
+      LogWarn("kvfs: cannot raise the open-file limit from {} to {}: {}", before, rl.rlim_max,
+              strerror(errno));
       rl.rlim_cur = before;
     }
   }
-  spdlog::debug("kvfs: open-file limit {} (hard {})", rl.rlim_cur, rl.rlim_max);
+  LogDebug("kvfs: open-file limit {} (hard {})", rl.rlim_cur, rl.rlim_max);
   return rl.rlim_cur;
 }
 
 void ProtectMemory(bool core_dumps) {
   if (core_dumps) return;
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
-    spdlog::warn("kvfs: cannot turn off core dumps (PR_SET_DUMPABLE): {}", strerror(errno));
+    LogWarn("kvfs: cannot turn off core dumps (PR_SET_DUMPABLE): {}", strerror(errno));
   }
 }
 

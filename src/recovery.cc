@@ -1,12 +1,12 @@
 #include "src/recovery.h"
 
-#include <spdlog/spdlog.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <ctime>
 
+#include "base/log.h"
 #include "objstore/upload_gc.h"
 
 namespace kvfs {
@@ -20,7 +20,7 @@ Result<bool> DetachDeadMount(const std::string& mountpoint) {
                                         "not be detached; run 'fusermount3 -uz " +
                                         mountpoint + "'");
   }
-  spdlog::warn("kvfs: {} held a dead FUSE mount (its daemon died); detached it", mountpoint);
+  LogWarn("kvfs: {} held a dead FUSE mount (its daemon died); detached it", mountpoint);
   return true;
 }
 
@@ -35,7 +35,7 @@ bool CollectsStaleUploads(const std::string& prefix, int64_t min_age_secs, bool 
 void UploadCleanup::Start(ObjectStore* store, std::string prefix, int64_t min_age_secs,
                           bool at_root) {
   if (min_age_secs > 0 && prefix.empty() && !at_root) {
-    spdlog::info(
+    LogInfo(
         "kvfs: mounted at the bucket's root: unfinished multipart uploads are not aborted (they "
         "may be other applications'; stale_upload_gc_at_root: true to abort them)");
   }
@@ -45,13 +45,13 @@ void UploadCleanup::Start(ObjectStore* store, std::string prefix, int64_t min_ag
     auto r = AbortStaleUploads(*store, prefix, min_age_secs, time(nullptr));
     if (!r.ok()) {
       if (r.status().code() != StatusCode::kNotSupported) {
-        spdlog::warn("kvfs: cleaning up unfinished uploads under '{}' (stale_upload_age_secs): {}",
-                     prefix, r.status().ToString());
+        LogWarn("kvfs: cleaning up unfinished uploads under '{}' (stale_upload_age_secs): {}",
+                prefix, r.status().ToString());
       }
       return;
     }
     if (r->found > 0) {
-      spdlog::info(
+      LogInfo(
           "kvfs: unfinished uploads under '{}': {} aborted (older than {} s), {} left (younger)",
           prefix, r->aborted, min_age_secs, r->young);
     }

@@ -1,11 +1,10 @@
 #include "tier/collector.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <charconv>
 #include <sstream>
 
+#include "base/log.h"
 #include "tier/small_object.h"
 
 namespace kvfs {
@@ -68,7 +67,7 @@ Status Collector::ReadRecords(std::vector<std::string>* consumed, uint64_t* read
       // Gone meanwhile (another collector consumed it) or unreadable: its uses are lost, which can
       // only make chunks look older. The record stays for the next pass unless it is gone.
       if (text.status().code() != StatusCode::kNotFound) {
-        spdlog::warn("kvfs: tier: reading use record {}: {}", rec.key, text.status().ToString());
+        LogWarn("kvfs: tier: reading use record {}: {}", rec.key, text.status().ToString());
       }
       continue;
     }
@@ -177,8 +176,7 @@ Result<PassResult> Collector::Pass(int64_t now, uint64_t epoch, bool dry_run,
         }
         ++out.delete_failures;
         keep();
-        spdlog::warn("kvfs: tier: checking {} before removing it: {}", c.key,
-                     head.status().ToString());
+        LogWarn("kvfs: tier: checking {} before removing it: {}", c.key, head.status().ToString());
         continue;
       }
       if (!head->kvfs_written) {
@@ -221,7 +219,7 @@ Result<PassResult> Collector::Pass(int64_t now, uint64_t epoch, bool dry_run,
         if (!st.ok()) {
           ++out.delete_failures;
           keep();
-          spdlog::warn("kvfs: tier: removing {}: {}", c.key, st.ToString());
+          LogWarn("kvfs: tier: removing {}: {}", c.key, st.ToString());
           continue;
         }
         last_use_.erase(c.key);
@@ -266,7 +264,7 @@ Result<PassResult> Collector::Pass(int64_t now, uint64_t epoch, bool dry_run,
         WriteSmallObject(store_, keys_.RemovedKey(now, options_.node_id, ++batch_seq_), batch)
             .status();
     // Other nodes then learn of the removals only when their metadata expires.
-    if (!st.ok()) spdlog::warn("kvfs: tier: writing the removed batch: {}", st.ToString());
+    if (!st.ok()) LogWarn("kvfs: tier: writing the removed batch: {}", st.ToString());
   }
   TrimOldBatches(now);
   ++t.passes;

@@ -1,9 +1,8 @@
 #include "tier/lease.h"
 
-#include <spdlog/spdlog.h>
-
 #include <vector>
 
+#include "base/log.h"
 #include "tier/small_object.h"
 
 namespace kvfs {
@@ -65,7 +64,7 @@ Result<bool> Lease::TryCreate(uint64_t epoch, Clock::time_point now) {
   }
   held_epoch_ = epoch;
   holder_ = node_;
-  spdlog::info("kvfs: tier: this node ({}) is the collector (lease epoch {})", node_, epoch);
+  LogInfo("kvfs: tier: this node ({}) is the collector (lease epoch {})", node_, epoch);
   // Older epochs are history: the lapsed holder finds ours above its own and stops.
   if (auto all = ListLeases(store_, keys_); all.ok()) {
     for (const LeaseObject& l : *all) {
@@ -80,8 +79,8 @@ Result<bool> Lease::Tick(Clock::time_point now) {
   KVFS_ASSIGN_OR_RETURN(std::vector<LeaseObject> leases, ListLeases(store_, keys_));
   if (held_epoch_) {
     if (!leases.empty() && leases.back().epoch > *held_epoch_) {
-      spdlog::warn("kvfs: tier: lease epoch {} taken over (epoch {}); this node stops collecting",
-                   *held_epoch_, leases.back().epoch);
+      LogWarn("kvfs: tier: lease epoch {} taken over (epoch {}); this node stops collecting",
+              *held_epoch_, leases.back().epoch);
       held_epoch_.reset();
       seen_any_ = false;
     } else {
@@ -107,13 +106,13 @@ Result<bool> Lease::Tick(Clock::time_point now) {
       return false;
     }
     // Its holder unmounted and gave it up: no need to wait for it to lapse.
-    spdlog::info("kvfs: tier: collector {} released the lease (epoch {}); taking over",
-                 holder_.empty() ? "?" : holder_, top.epoch);
+    LogInfo("kvfs: tier: collector {} released the lease (epoch {}); taking over",
+            holder_.empty() ? "?" : holder_, top.epoch);
     return TryCreate(top.epoch + 1, now);
   }
   if (now - seen_since_ < std::chrono::seconds(lease_secs_)) return false;
-  spdlog::info("kvfs: tier: collector {} silent for {} s (lease epoch {}); taking over",
-               holder_.empty() ? "?" : holder_, lease_secs_, top.epoch);
+  LogInfo("kvfs: tier: collector {} silent for {} s (lease epoch {}); taking over",
+          holder_.empty() ? "?" : holder_, lease_secs_, top.epoch);
   return TryCreate(top.epoch + 1, now);
 }
 

@@ -1,12 +1,12 @@
 #include "tier/tier_agent.h"
 
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <random>
 #include <sstream>
 #include <vector>
 
+#include "base/log.h"
 #include "tier/small_object.h"
 
 namespace kvfs {
@@ -139,7 +139,7 @@ void TierAgent::FlushUses() {
     return;
   }
   ++stats_.record_failures;
-  spdlog::warn("kvfs: tier: writing this node's use record: {}", st.ToString());
+  LogWarn("kvfs: tier: writing this node's use record: {}", st.ToString());
   MutexUnlock u(&mu_);
   node_->ReturnUses(std::move(keys));
 }
@@ -148,13 +148,13 @@ void TierAgent::ReadStatus() {
   auto text = ReadSmallObject(store_.get(), keys_.status_key(), kMaxStatusBytes);
   if (!text.ok()) {
     if (text.status().code() != StatusCode::kNotFound) {
-      spdlog::debug("kvfs: tier: reading {}: {}", keys_.status_key(), text.status().ToString());
+      LogDebug("kvfs: tier: reading {}: {}", keys_.status_key(), text.status().ToString());
     }
     return;
   }
   auto status = ParseTierStatus(*text);
   if (!status.ok()) {
-    spdlog::warn("kvfs: tier: {}: {}", keys_.status_key(), status.status().ToString());
+    LogWarn("kvfs: tier: {}: {}", keys_.status_key(), status.status().ToString());
     return;
   }
   const auto now = std::chrono::steady_clock::now();
@@ -219,7 +219,7 @@ void TierAgent::LeaseAndCollect() {
     if (!lease_.holder().empty()) stats_.holder = lease_.holder();
   }
   if (!held.ok()) {
-    spdlog::warn("kvfs: tier: lease step: {}", held.status().ToString());
+    LogWarn("kvfs: tier: lease step: {}", held.status().ToString());
     return;
   }
   if (!*held) return;
@@ -250,7 +250,7 @@ void TierAgent::LeaseAndCollect() {
     }
   }
   if (!pass.ok()) {
-    spdlog::warn("kvfs: tier: collector pass: {}", pass.status().ToString());
+    LogWarn("kvfs: tier: collector pass: {}", pass.status().ToString());
     return;
   }
   node_->SetCounted(pass->status.bytes);
@@ -258,9 +258,9 @@ void TierAgent::LeaseAndCollect() {
   status_changed_at_ = std::chrono::steady_clock::now();
   for (const Removal& r : pass->removals) on_removed_(r.key);
   if (!pass->removals.empty()) {
-    spdlog::info("kvfs: tier: removed {} chunks ({} bytes); {} bytes in {} chunks remain",
-                 pass->removals.size(), pass->status.removed_bytes, pass->status.bytes,
-                 pass->status.chunks);
+    LogInfo("kvfs: tier: removed {} chunks ({} bytes); {} bytes in {} chunks remain",
+            pass->removals.size(), pass->status.removed_bytes, pass->status.bytes,
+            pass->status.chunks);
   }
 }
 

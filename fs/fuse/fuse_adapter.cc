@@ -2,7 +2,6 @@
 #include "fs/fuse/fuse_adapter.h"
 
 #include <fuse_lowlevel.h>
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <memory>
 
 #include "base/deadline.h"
+#include "base/log.h"
 #include "fs/errno_map.h"
 #include "fs/fuse/entry_invalidator.h"
 #include "fs/fuse/fuse_file_ops.h"
@@ -293,16 +293,15 @@ int RunFuseSession(Filesystem& fs, const std::string& mountpoint, const FuseOpti
   fuse_lowlevel_ops ops = fuse_internal::MakeOps();
   fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), &ctx);
   if (se == nullptr) {
-    spdlog::error("kvfs: cannot create FUSE session (bad mount options '{}'?)", opts);
+    LogError("kvfs: cannot create FUSE session (bad mount options '{}'?)", opts);
     return 1;
   }
   int rc = 1;
   if (fuse_set_signal_handlers(se) != 0) {
-    spdlog::error("kvfs: cannot install signal handlers");
+    LogError("kvfs: cannot install signal handlers");
   } else {
     if (fuse_session_mount(se, mountpoint.c_str()) != 0) {
-      spdlog::error("kvfs: cannot mount at {} (does it exist, and is /dev/fuse usable?)",
-                    mountpoint);
+      LogError("kvfs: cannot mount at {} (does it exist, and is /dev/fuse usable?)", mountpoint);
     } else {
       bool may_unmount = true;
       {

@@ -11,6 +11,8 @@
 #include <functional>
 #include <string>
 
+#include "base/log.h"
+
 namespace kvfs::fuse_internal {
 namespace {
 
@@ -100,7 +102,7 @@ void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* va
   ReplyStatus(req, "setxattr", std::string(name) + " of the root", o.set_log_level(level));
   // Logged at warn so that the change is visible whatever the old and the new level are.
   if (CurrentLogLevel() != before) {
-    spdlog::warn("kvfs: log level changed from {} to {} by uid {}", before, CurrentLogLevel(), uid);
+    LogWarn("kvfs: log level changed from {} to {} by uid {}", before, CurrentLogLevel(), uid);
   }
 }
 

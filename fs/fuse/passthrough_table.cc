@@ -1,9 +1,9 @@
 #include "fs/fuse/passthrough_table.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cerrno>
 #include <cstring>
+
+#include "base/log.h"
 
 namespace kvfs {
 
@@ -34,7 +34,7 @@ PassthroughTable::Mode PassthroughTable::Open(uint64_t ino, uint64_t fh, int fd,
                                          "as overlayfs, e.g. a container's root: put cache_dir "
                                          "on a host directory or tmpfs)"
                                        : "";
-      spdlog::warn(
+      LogWarn(
           "kvfs: FUSE passthrough refused by the kernel ({}){}: cache hits are served by the "
           "daemon from now on",
           std::strerror(err), why);

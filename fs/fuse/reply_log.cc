@@ -1,10 +1,10 @@
 #include "fs/fuse/reply_log.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+
+#include "base/log.h"
 
 namespace kvfs {
 namespace {
@@ -61,21 +61,19 @@ bool ExpectedReplyError(const std::string& op, int err) {
 
 void LogFailedReply(LogRateLimiter* limiter, const std::string& op, const std::string& target,
                     int err, const Status& status) {
-  const spdlog::level::level_enum level =
-      ExpectedReplyError(op, err) ? spdlog::level::debug : spdlog::level::warn;
-  if (!spdlog::should_log(level)) return;
+  const LogLevel level = ExpectedReplyError(op, err) ? LogLevel::kDebug : LogLevel::kWarn;
+  if (!LogEnabled(level)) return;
   uint64_t suppressed = 0;
   if (!limiter->Allow(&suppressed)) return;
   if (suppressed > 0) {
-    spdlog::warn("fuse: {} more failed replies were not logged (rate limit)", suppressed);
+    LogWarn("fuse: {} more failed replies were not logged (rate limit)", suppressed);
   }
   char buf[128];
   const char* text = strerror_r(err, buf, sizeof(buf));
   if (status.ok()) {
-    spdlog::log(level, "fuse: {} {}: {} ({})", op, target, ErrnoName(err), text);
+    Log(level, "fuse: {} {}: {} ({})", op, target, ErrnoName(err), text);
   } else {
-    spdlog::log(level, "fuse: {} {}: {} ({}): {}", op, target, ErrnoName(err), text,
-                status.ToString());
+    Log(level, "fuse: {} {}: {} ({}): {}", op, target, ErrnoName(err), text, status.ToString());
   }
 }
 

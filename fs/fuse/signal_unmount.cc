@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <spdlog/spdlog.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +12,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "base/log.h"
 
 namespace kvfs {
 namespace {
@@ -50,7 +51,7 @@ SignalUnmount::SignalUnmount(std::string mountpoint) : mountpoint_(std::move(mou
     free(real);
   }
   if (pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
-    spdlog::warn("kvfs: no early unmount on SIGTERM (pipe: {})", std::strerror(errno));
+    LogWarn("kvfs: no early unmount on SIGTERM (pipe: {})", std::strerror(errno));
     return;
   }
   // The reading end blocks; the handler's end must not.
@@ -102,8 +103,8 @@ void SignalUnmount::Run() {
     return;
   }
   if (c == kStop) return;
-  spdlog::info("kvfs: signal {}: {} detached now; requests already running still complete",
-               static_cast<int>(c), mountpoint_);
+  LogInfo("kvfs: signal {}: {} detached now; requests already running still complete",
+          static_cast<int>(c), mountpoint_);
   int rc = -1;
   if (geteuid() == 0) {
     rc = umount2(mountpoint_.c_str(), MNT_DETACH);
@@ -121,8 +122,8 @@ void SignalUnmount::Run() {
   if (rc == 0) {
     detached_.store(true);
   } else {
-    spdlog::warn("kvfs: could not detach {} at once ({}): it goes when running requests end",
-                 mountpoint_, std::strerror(errno));
+    LogWarn("kvfs: could not detach {} at once ({}): it goes when running requests end",
+            mountpoint_, std::strerror(errno));
   }
 }
 

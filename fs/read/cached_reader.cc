@@ -1,7 +1,6 @@
 #include "fs/read/cached_reader.h"
 
-#include <spdlog/spdlog.h>
-
+#include "base/log.h"
 #include "fs/read/object_fetch.h"
 #include "fs/read/read_handles.h"
 
@@ -108,7 +107,7 @@ Result<std::unique_ptr<ReadHandle>> CachedReader::Open(const std::string& key,
     }
     // Not started. Cached or being filled meanwhile: look again. No room: stream.
     if (st.code() != StatusCode::kAlreadyExists) {
-      spdlog::debug("read: streaming {}: {}", key, st.ToString());
+      LogDebug("read: streaming {}: {}", key, st.ToString());
       break;
     }
   }

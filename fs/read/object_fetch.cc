@@ -1,7 +1,6 @@
 #include "fs/read/object_fetch.h"
 
 #include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 
 #include "base/crc32c.h"
 #include "base/deadline.h"
+#include "base/log.h"
 #include "base/posix_io.h"
 
 namespace kvfs {
@@ -110,7 +110,7 @@ void ObjectFetch::Finish() {
     cv_.SignalAll();
   }
   if (!mismatch.ok()) {
-    spdlog::error("read: {}", mismatch.ToString());
+    LogError("read: {}", mismatch.ToString());
     ctx_.counters->verify_failures++;
     ctx_.counters->fetch_failures++;
     ctx_.owner->FetchFinished(key_, this);
@@ -123,7 +123,7 @@ void ObjectFetch::Finish() {
   Result<EntryRef> entry = fill.Commit(crc);
   if (!entry.ok()) {
     // The bytes are all in our fd, so open handles are unaffected; only later opens miss.
-    spdlog::warn("read: {} downloaded but not cached: {}", key_, entry.status().ToString());
+    LogWarn("read: {} downloaded but not cached: {}", key_, entry.status().ToString());
   } else {
     MutexLock l(&mu_);
     entry_ = std::move(entry).value();
@@ -355,7 +355,7 @@ void ObjectFetch::OnPartDone(size_t part, const PartProgress& progress, Result<u
     cv_.SignalAll();
   }
   if (failed_now) {
-    spdlog::warn("read: download of {} failed: {}", key_, st.ToString());
+    LogWarn("read: download of {} failed: {}", key_, st.ToString());
     ctx_.counters->fetch_failures++;
     ctx_.owner->FetchFinished(key_, this);
     to_drop.Reset();  // drop the partial fill now so a new Open can start afresh

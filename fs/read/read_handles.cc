@@ -1,12 +1,12 @@
 #include "fs/read/read_handles.h"
 
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 
+#include "base/log.h"
 #include "base/posix_io.h"
 
 namespace kvfs {
@@ -110,7 +110,7 @@ Result<uint64_t> StreamHandle::Read(uint64_t offset, uint64_t size, char* buf) {
   counters_->bytes_from_store += *r;
   if (Status st = verifier_.Add(offset, buf, *r); !st.ok()) {
     if (!reported_.exchange(true)) {
-      spdlog::error("read: {}", st.ToString());
+      LogError("read: {}", st.ToString());
       counters_->verify_failures++;
     }
     return Counted<uint64_t>(st, counters_);

@@ -6,10 +6,10 @@
 #include <ctime>
 #include <fstream>
 #include <initializer_list>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
 
+#include "objstore/s3/json_object.h"
 #include "objstore/s3/s3_xml.h"
 #include "objstore/s3/sigv4.h"
 #include "objstore/s3/simple_http.h"
@@ -56,12 +56,10 @@ Result<std::string> ReadToken(const std::string& path) {
 
 // The JSON shape both metadata services answer with.
 Result<TemporaryCredentials> FromJson(const std::string& body, const std::string& what) {
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return Status::Internal(what + ": the answer is not a JSON object");
-  auto str = [&](const char* k) {
-    return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
-  };
-  if (j.contains("Code") && str("Code") != "Success") {
+  const std::optional<JsonObject> j = JsonObject::Parse(body);
+  if (!j) return Status::Internal(what + ": the answer is not a JSON object");
+  auto str = [&](const char* k) { return j->String(k); };
+  if (j->Has("Code") && str("Code") != "Success") {
     return Status::PermissionDenied(what + ": Code " + str("Code") + ": " + str("Message"));
   }
   TemporaryCredentials t;

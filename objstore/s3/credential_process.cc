@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <nlohmann/json.hpp>
 
 #include "objstore/s3/credential_fetch.h"
+#include "objstore/s3/json_object.h"
 
 namespace kvfs::s3 {
 namespace {
@@ -102,13 +102,11 @@ Result<std::string> RunCredentialProcess(const std::string& command, const std::
 CredentialFetch ProcessFetch(const std::string& command, const std::string& what, int timeout_ms) {
   return [command, what, timeout_ms]() -> Result<TemporaryCredentials> {
     KVFS_ASSIGN_OR_RETURN(std::string out, RunCredentialProcess(command, what, timeout_ms));
-    nlohmann::json j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || !j.contains("Version") || j["Version"] != 1) {
+    const std::optional<JsonObject> j = JsonObject::Parse(out);
+    if (!j || j->Integer("Version") != 1) {
       return Status::Internal(what + ": the output is not a JSON object with \"Version\": 1");
     }
-    auto str = [&](const char* k) {
-      return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
-    };
+    auto str = [&](const char* k) { return j->String(k); };
     TemporaryCredentials t;
     t.creds = {str("AccessKeyId"), str("SecretAccessKey"), str("SessionToken"), what};
     if (t.creds.access_key_id.empty() || t.creds.secret_access_key.empty()) {

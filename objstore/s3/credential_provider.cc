@@ -1,9 +1,9 @@
 #include "objstore/s3/credential_provider.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <ctime>
+
+#include "base/log.h"
 
 namespace kvfs::s3 {
 namespace {
@@ -101,17 +101,17 @@ void RefreshingCredentialProvider::Loop() {
       last_error_.clear();
       refreshes_++;
       retry = options_.retry_min;
-      spdlog::debug("kvfs: S3 credentials from {} refreshed; valid until {}", source_,
-                    UtcText(current_.expiration));
+      LogDebug("kvfs: S3 credentials from {} refreshed; valid until {}", source_,
+               UtcText(current_.expiration));
       continue;
     }
     last_error_ = next.status().message();
     const bool expired = std::chrono::system_clock::now() >= current_.expiration;
-    spdlog::warn("kvfs: refreshing the S3 credentials from {} failed ({}); {}; retrying in {} ms",
-                 source_, last_error_,
-                 expired ? "they have expired: requests fail with EPERM until a refresh works"
-                         : "the current ones stay valid until " + UtcText(current_.expiration),
-                 retry.count());
+    LogWarn("kvfs: refreshing the S3 credentials from {} failed ({}); {}; retrying in {} ms",
+            source_, last_error_,
+            expired ? "they have expired: requests fail with EPERM until a refresh works"
+                    : "the current ones stay valid until " + UtcText(current_.expiration),
+            retry.count());
     const auto until = std::chrono::steady_clock::now() + retry;
     while (!stop_ && std::chrono::steady_clock::now() < until) {
       cv_.WaitFor(&mu_, until - std::chrono::steady_clock::now());

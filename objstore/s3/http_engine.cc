@@ -1,11 +1,12 @@
 #include "objstore/s3/http_engine.h"
 
 #include <pthread.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+
+#include "base/log.h"
 
 namespace kvfs::s3 {
 namespace {

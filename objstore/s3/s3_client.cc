@@ -1,12 +1,11 @@
 #include "objstore/s3/s3_client.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <ctime>
 #include <future>
 
 #include "base/deadline.h"
+#include "base/log.h"
 #include "objstore/s3/credential_sources.h"
 #include "objstore/s3/credentials.h"
 #include "objstore/s3/simple_http.h"
@@ -208,8 +207,8 @@ void S3Client::OnAttemptDone(std::shared_ptr<S3Call> call, std::unique_ptr<HttpE
   if (call->retry && st.retryable()) {
     std::optional<int64_t> delay = policy_->NextDelayMs(st, call->attempts, call->deadline_ms);
     if (delay) {
-      spdlog::debug("s3: {} {} attempt {} failed, retrying in {} ms: {}", call->operation,
-                    S3Uri(options_.bucket, call->key), call->attempts, *delay, st.ToString());
+      LogDebug("s3: {} {} attempt {} failed, retrying in {} ms: {}", call->operation,
+               S3Uri(options_.bucket, call->key), call->attempts, *delay, st.ToString());
       retries_.fetch_add(1, std::memory_order_relaxed);
       LoopOf(*call)->RunAfter(*delay, [this, call] { StartAttempt(call); });
       return;
@@ -308,15 +307,15 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& given) {
   if (options.discover_region) {
     const std::string region = AskBucketRegion(options);
     if (!region.empty() && region != options.region) {
-      spdlog::info("kvfs: bucket {} is in region {} (no region was set); using it", options.bucket,
-                   region);
+      LogInfo("kvfs: bucket {} is in region {} (no region was set); using it", options.bucket,
+              region);
       options.region = region;
     }
   }
   KVFS_ASSIGN_OR_RETURN(Endpoint ep, ParseEndpoint(ResolveEndpoint(options), options.disable_tls));
   KVFS_ASSIGN_OR_RETURN(std::shared_ptr<CredentialProvider> creds,
                         ResolveCredentialProvider(options));
-  spdlog::info("kvfs: S3 credentials from {}", creds->source());
+  LogInfo("kvfs: S3 credentials from {}", creds->source());
   std::shared_ptr<CredentialProvider> data_creds = creds;
   if (options.s3express) {
     // Directory buckets authorize data requests with session credentials from CreateSession,
@@ -333,7 +332,7 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(const S3Options& given) {
                                           "S3 Express session of " + options.bucket +
                                               " (CreateSession with " + creds->source() + ")",
                                           ExpressSessionFetch(target, creds)));
-    spdlog::info("kvfs: {}", data_creds->source());
+    LogInfo("kvfs: {}", data_creds->source());
   }
   std::unique_ptr<S3Client> client(
       new S3Client(options, std::move(ep), std::move(creds), std::move(data_creds)));

@@ -6,12 +6,12 @@
 // Every step (HEAD, attempt, retry) runs under the caller's deadline (a close()'s
 // blocking_timeout): the steps after the first run on the loop thread, which has none of its own,
 // so the deadline is captured at the start and set again around each step.
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <future>
 
 #include "base/deadline.h"
+#include "base/log.h"
 #include "objstore/s3/s3_store_impl.h"
 #include "objstore/s3/s3_xml.h"
 
@@ -136,8 +136,8 @@ class CompleteOp : public std::enable_shared_from_this<CompleteOp> {
     auto self = shared_from_this();
     store_->HeadAsync(key_, [self, failure](Result<ObjectInfo> r) {
       if (r.ok() && !self->expected_etag_.empty() && r->etag == self->expected_etag_) {
-        spdlog::info("s3: {}: attempt {} failed ({}), but the object is complete", self->what_,
-                     self->attempts_, failure.ToString());
+        LogInfo("s3: {}: attempt {} failed ({}), but the object is complete", self->what_,
+                self->attempts_, failure.ToString());
         return self->Finish(std::move(r));
       }
       if (failure.s3_code() == "NoSuchUpload") return self->Finish(failure);

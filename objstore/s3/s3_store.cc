@@ -1,10 +1,10 @@
 #include "objstore/s3/s3_store.h"
 
 #include <openssl/evp.h>
-#include <spdlog/spdlog.h>
 
 #include <future>
 
+#include "base/log.h"
 #include "objstore/s3/s3_get.h"
 #include "objstore/s3/s3_store_impl.h"
 #include "objstore/s3/s3_url.h"
@@ -317,8 +317,8 @@ void S3Store::PutAsync(const std::string& key, const Body& body, const PutOption
                 // check with HEAD before believing it.
                 if (!r.ok() && (r.status().code() == StatusCode::kAlreadyExists ||
                                 r.status().code() == StatusCode::kNotSupported)) {
-                  spdlog::debug("s3: {}: conditional create answered {}, checking with HEAD", what,
-                                r.status().ToString());
+                  LogDebug("s3: {}: conditional create answered {}, checking with HEAD", what,
+                           r.status().ToString());
                   head_then_put(std::move(done), r.status());
                   return;
                 }
