@@ -8,22 +8,13 @@
 namespace kvfs {
 namespace {
 
+// spdlog's level for each LogLevel, in LogLevel's order.
+constexpr spdlog::level::level_enum kSpdlogLevels[] = {
+    spdlog::level::trace, spdlog::level::debug, spdlog::level::info,
+    spdlog::level::warn,  spdlog::level::err,   spdlog::level::critical};
+
 spdlog::level::level_enum ToSpdlog(LogLevel level) {
-  switch (level) {
-    case LogLevel::kTrace:
-      return spdlog::level::trace;
-    case LogLevel::kDebug:
-      return spdlog::level::debug;
-    case LogLevel::kInfo:
-      return spdlog::level::info;
-    case LogLevel::kWarn:
-      return spdlog::level::warn;
-    case LogLevel::kError:
-      return spdlog::level::err;
-    case LogLevel::kCritical:
-      return spdlog::level::critical;
-  }
-  return spdlog::level::critical;
+  return kSpdlogLevels[static_cast<int>(level)];
 }
 
 }  // namespace
