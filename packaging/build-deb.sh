@@ -11,7 +11,7 @@
 #   /usr/share/man/man8/kvfs.8.gz         man page
 #   /etc/kvfs/kvfs.yaml.example           commented example config (a conffile)
 #   /lib/systemd/system/kvfs@.service     one unit instance per mount point
-#   /usr/share/doc/kvfs/                  copyright, changelog, fstab example, README
+#   /usr/share/doc/kvfs/                  copyright, changelog, fstab example, README, docs/
 # The maintainer address and homepage are placeholders until the project has real ones.
 # Needs: the build dependencies (packaging/install-deps.sh), dpkg-dev. Runs as any user.
 set -euo pipefail
@@ -43,6 +43,9 @@ install -m 0644 "$ROOT/packaging/kvfs.yaml.example" "$P/etc/kvfs/kvfs.yaml.examp
 install -m 0644 "$ROOT/packaging/kvfs@.service" "$P/lib/systemd/system/kvfs@.service"
 install -m 0644 "$ROOT/packaging/fstab.example" "$DOC/fstab.example"
 gzip -9n <"$ROOT/README.md" >"$DOC/README.md.gz"
+# The README links to these (guarantees, tuning, write path, engines, ...).
+mkdir -p "$DOC/docs"
+for d in "$ROOT"/docs/*.md; do gzip -9n <"$d" >"$DOC/docs/$(basename "$d").gz"; done
 cat >"$DOC/copyright" <<'EOF'
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: kvfs
