@@ -939,6 +939,12 @@ void Filesystem::Apply(const SpoolFile::Outcome& out, const std::shared_ptr<Spoo
     case SpoolFile::Outcome::kPublished:
       Published(out.info);
       return;
+    case SpoolFile::Outcome::kOrphaned:
+      // Unlinked while its queued upload was on its way: the unlink's rules apply to the object
+      // the upload made, as if it had come after it - unless this node has a newer file of the
+      // name, which owns it now.
+      if (local_files_.Find(out.info.key) == nullptr) (void)ForgetUnlinked(out.info, true);
+      return;
     case SpoolFile::Outcome::kDropped:
       // No object, no visible file: the kernel saw the name created, so it is told to forget it.
       // A failed new version of an existing object (a refused rewrite) leaves the name with its
@@ -1282,18 +1288,9 @@ bool Filesystem::MayWaitOnStore(uint64_t fh) const {
 Status Filesystem::Release(uint64_t fh) {
   KVFS_ASSIGN_OR_RETURN(std::shared_ptr<Handle> h, handles_.TakeFile(fh));
   if (!h->spool) return Status::OK();
-  if (write_back_ != nullptr && h->spool->queued_now()) {
-    // Its upload may hold the file's lock: the release waits on the write-back queue's release
-    // threads, not on this FUSE worker. Nothing is left to commit (the chunk was accepted).
-    write_back_->Post(
-        [this, lf = h->spool, writable = h->writable] { ReleaseLocal(*lf, writable); });
-    return Status::OK();
-  }
-  return ReleaseLocal(*h->spool, h->writable);
-}
-
-Status Filesystem::ReleaseLocal(SpoolFile& lf, bool writable) {
-  return lf.Release(writable).status;  // recorded by the file (Deps::record)
+  // A queued upload does not hold the file's lock during its transfer: a release never waits
+  // for the store here.
+  return h->spool->Release(h->writable).status;  // recorded by the file (Deps::record)
 }
 
 // ===============================================================================================
@@ -1525,30 +1522,68 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
     return node.status();
   }
   if (node->kind == MetaEntry::kDir) return Status::InvalidArgument("unlink: is a directory");
+  if (options_.unlink_policy == UnlinkPolicy::kDeny) {
+    return Status::PermissionDenied("unlink denied by unlink_policy: " + Display(path));
+  }
+  if (options_.unlink_policy == UnlinkPolicy::kRemote) {
+    if (auto ino = inodes_.Find(parent, name)) KeepOpenLocal(*ino);
+  }
+  ObjectInfo gone = node->info;
+  gone.key = key;
+  KVFS_RETURN_IF_ERROR(ForgetUnlinked(gone, /*orphan=*/false));
+  inodes_.Detach(parent, name);
+  return Status::OK();
+}
+
+Status Filesystem::ForgetUnlinked(const ObjectInfo& gone, bool orphan) {
+  const std::string& key = gone.key;
   switch (options_.unlink_policy) {
     case UnlinkPolicy::kDeny:
-      return Status::PermissionDenied("unlink denied by unlink_policy: " + Display(path));
-    case UnlinkPolicy::kLocal: {
+      return Status::OK();  // refused before anything was dropped
+    case UnlinkPolicy::kLocal:
       // The object, shared with other nodes, stays; on this node the name goes with its cached
       // copy (an engine that deleted a chunk must not find it again at its next lookup), until
       // the object changes or this node stores that name again (UnlinkedNames).
-      ObjectInfo gone = node->info;
-      gone.key = key;
       unlinked_.Hide(gone);
       reader_->Invalidate(key);
       meta_.PutMissing(key);
+      return Status::OK();
+    case UnlinkPolicy::kRemote:
       break;
-    }
-    case UnlinkPolicy::kRemote: {
-      if (auto ino = inodes_.Find(parent, name)) KeepOpenLocal(*ino);
-      KVFS_RETURN_IF_ERROR(store_->Delete(key));
-      reader_->Invalidate(key);
-      meta_.PutMissing(key);
-      Announce(FeedEvent::kRemoved, key);
-      break;
-    }
   }
-  inodes_.Detach(parent, name);
+  auto remove = [this, gone] {
+    // An orphan is deleted only as the upload made it: a newer version of the name is not.
+    DeleteOptions only;
+    only.if_match = gone.etag;
+    Status st = store_->Delete(gone.key, only);
+    reader_->Invalidate(gone.key);
+    meta_.PutMissing(gone.key);
+    if (st.ok()) Announce(FeedEvent::kRemoved, gone.key);
+    return st;
+  };
+  if (!orphan) {
+    DeleteOptions any;
+    KVFS_RETURN_IF_ERROR(store_->Delete(key, any));
+    reader_->Invalidate(key);
+    meta_.PutMissing(key);
+    Announce(FeedEvent::kRemoved, key);
+    return Status::OK();
+  }
+  meta_.PutMissing(key);
+  auto run = [remove, key] {
+    Status st = remove();
+    if (!st.ok() && st.code() != StatusCode::kPreconditionFailed) {
+      LogWarn(
+          "kvfs: '{}' was unlinked while its upload was on its way; deleting the object it "
+          "made failed ({}): it stays in the store",
+          key, st.ToString());
+    }
+  };
+  if (write_back_ != nullptr) {
+    write_back_->Post(std::move(run));
+  } else {
+    run();
+  }
   return Status::OK();
 }
 

@@ -336,13 +336,16 @@ class Filesystem {
   // rename and link record their own outcomes.
   void Apply(const SpoolFile::Outcome& out, const std::shared_ptr<SpoolFile>& lf = nullptr,
              uint64_t reserved = 0);
-  // The last step of a RELEASE: the file's own, then what it did recorded.
-  Status ReleaseLocal(SpoolFile& lf, bool writable);
   // close() (or fsync()) of a writer's descriptor; `wait`: until the object is durable.
   Status Commit(uint64_t fh, pid_t pid, bool wait);
   // An object now exists under `info.key` (an upload, a rename): cached, and the local
   // directories above it now exist in the store.
   void Published(const ObjectInfo& info);
+  // What unlink does to the stored chunk `gone` (gone.key its key) under unlink_policy, after
+  // the name was dropped from the local files: local hides it on this node; remote deletes it
+  // (If-Match its ETag) and tells the fleet. `orphan`: an object a queued upload made after the
+  // unlink returned (SpoolFile kOrphaned), whose delete runs on a write-back thread.
+  Status ForgetUnlinked(const ObjectInfo& gone, bool orphan);
 
   const std::shared_ptr<ObjectStore> store_;
   const std::shared_ptr<ChunkReader> reader_;

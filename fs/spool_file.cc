@@ -11,10 +11,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <ctime>
 #include <memory>
 
 #include "base/crc32c.h"
+#include "base/deadline.h"
 #include "base/fd_reserve.h"
 #include "base/log.h"
 #include "base/posix_io.h"
@@ -178,7 +180,12 @@ void SpoolFile::SeenLocked() {
 }
 
 void SpoolFile::CatchUpLocked() {
-  if (!kernel_written_ || state_ == State::kFailed || state_ == State::kDiscarded) return;
+  // During a queued transfer the kernel's changes wait to be seen until it ended, as they did
+  // when the transfer held mu_: the version sent then becomes kCommitted, and the change a new
+  // version that replaces it.
+  if (!kernel_written_ || uploading_ || state_ == State::kFailed || state_ == State::kDiscarded) {
+    return;
+  }
   struct stat st;
   if (fstat(fd_, &st) != 0) return;
   const auto size = static_cast<uint64_t>(st.st_size);
@@ -384,8 +391,14 @@ SpoolFile::Outcome SpoolFile::Commit(bool wait) {
 }
 
 SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
-  CatchUpLocked();
   Outcome out;
+  if (wait && uploading_) {
+    // fsync() of a chunk whose queued upload is on its way: its end answers (or this waits to
+    // upload it again, if it failed).
+    out.status = WaitForTransferLocked("fsync() waited");
+    if (!out.status.ok()) return out;
+  }
+  CatchUpLocked();
   if (state_ == State::kFailed) {
     out.status = failure_;
     return out;
@@ -395,6 +408,8 @@ SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
   const bool pending =
       state_ == State::kDirty || state_ == State::kAbandoned || (wait && state_ == State::kQueued);
   if (!pending || temp_) return out;
+  // Checked whole when it was accepted; stored as the queue would, without holding mu_.
+  if (state_ == State::kQueued) return UploadQueuedLocked();
   Status st = CheckWholeLocked(size_, place_);
   if (!st.ok()) return FailLocked(std::move(st));
   // The name's object would refuse these bytes (exists policy): the close waits for that answer.
@@ -457,6 +472,59 @@ SpoolFile::Outcome SpoolFile::UploadLocked() {
                 : deps_.uploader->Upload(place_.key, fd_, size_, place_.display,
                                          /*no_replace=*/false, early_.get(), SpoolCrcLocked());
   early_.reset();
+  return UploadEndedLocked(std::move(up));
+}
+
+SpoolFile::Outcome SpoolFile::UploadQueuedLocked() {
+  if (early_ && !(early_->key() == place_.key && early_->Usable(size_))) early_.reset();
+  // What the transfer sends is fixed here: nothing that changes the bytes, the key or these
+  // fields runs until it ends (they wait for uploading_).
+  std::unique_ptr<EarlyUpload> early = std::move(early_);
+  const Place place = place_;
+  const uint64_t size = size_;
+  const bool replaces = replaces_;
+  const std::optional<uint32_t> crc = SpoolCrcLocked();
+  uploading_ = true;
+  Result<UploadOutcome> up = Status::Internal("no upload");
+  {
+    MutexUnlock transfer(&mu_);
+    up = replaces ? deps_.uploader->Replace(place.key, fd_, size, place.display, crc)
+                  : deps_.uploader->Upload(place.key, fd_, size, place.display,
+                                           /*no_replace=*/false, early.get(), crc);
+    early.reset();  // waits for parts still reading the spool; aborts an unused upload
+  }
+  uploading_ = false;
+  transfer_done_.SignalAll();
+  if (state_ == State::kQueued) return UploadEndedLocked(std::move(up));
+  // Unlinked while its bytes were on their way (Discard: the only change that does not wait for
+  // the transfer). Nothing is recorded for a name that is gone; an object the transfer made is
+  // handed back, for the unlink's rules to apply to it as if it had come after the upload.
+  queued_atomic_.store(false);
+  Outcome out;
+  out.place = place;
+  if (up.ok()) {
+    out.kind = Outcome::kOrphaned;
+    out.info = std::move(up->info);
+    out.info.key = place.key;
+  }
+  return out;
+}
+
+Status SpoolFile::WaitForTransferLocked(const char* what) {
+  const int64_t deadline = ThreadDeadlineMs();
+  auto ended = [this]() REQUIRES(mu_) { return !uploading_; };
+  if (deadline <= 0) {
+    transfer_done_.Wait(&mu_, ended);
+    return Status::OK();
+  }
+  const auto at = std::chrono::steady_clock::time_point(std::chrono::milliseconds(deadline));
+  if (transfer_done_.WaitUntil(&mu_, at, ended)) return Status::OK();
+  return Status::DeadlineExceeded(std::string(what) + " for the upload of '" + place_.display +
+                                  "', accepted at close() and still on its way to the store (" +
+                                  ThreadDeadlineSource() + ")");
+}
+
+SpoolFile::Outcome SpoolFile::UploadEndedLocked(Result<UploadOutcome> up) {
   if (!up.ok() && state_ == State::kQueued && sealed_ && MayRetry(up.status())) {
     // Accepted and sealed: a store that fails now (an outage, a server error, credentials
     // being fixed) does not lose it. It stays queued and sealed for the next attempt.
@@ -487,10 +555,12 @@ bool SpoolFile::MayRetry(const Status& st) {
 
 SpoolFile::Outcome SpoolFile::UploadQueued() {
   MutexLock l(&mu_);
+  // An fsync() uploading it already: its end decides whether anything is left to send.
+  transfer_done_.Wait(&mu_, [this]() REQUIRES(mu_) { return !uploading_; });
   CatchUpLocked();  // written again since it was accepted: not this version's upload
   Outcome out;
   if (state_ != State::kQueued || temp_) return out;
-  out = UploadLocked();
+  out = UploadQueuedLocked();
   RecordLocked(out);
   if (handles_ == 0 && state_ == State::kCommitted) {
     MaybeAdoptLocked();  // first, as in Release: an open in between finds the cache copy
@@ -513,7 +583,9 @@ SpoolFile::Outcome SpoolFile::CommittedLocked(const std::string& key, UploadOutc
 }
 
 SpoolFile::Outcome SpoolFile::RecordLocked(Outcome out) {
-  if ((out.kind == Outcome::kPublished || out.kind == Outcome::kDropped) && deps_.record) {
+  if ((out.kind == Outcome::kPublished || out.kind == Outcome::kDropped ||
+       out.kind == Outcome::kOrphaned) &&
+      deps_.record) {
     deps_.record(out);
   }
   return out;
@@ -616,8 +688,16 @@ SpoolFile::Outcome SpoolFile::LinkTo(const Place& dst) {
 SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace, bool wait,
                                        std::shared_ptr<SpoolFile>* replaced) {
   MutexLock l(&mu_);
-  CatchUpLocked();
   Outcome out;
+  if (uploading_) {
+    // Its queued upload sends it under the old name: the rename follows that transfer.
+    out.status = WaitForTransferLocked("rename() waited");
+    if (!out.status.ok()) {
+      out.kind = Outcome::kRejected;
+      return out;
+    }
+  }
+  CatchUpLocked();
   if (state_ == State::kFailed) {
     out.status = failure_;
     return out;
@@ -688,6 +768,8 @@ SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace
 Result<uint64_t> SpoolFile::Write(uint64_t offset, const char* data, uint64_t n) {
   const FsOptions& o = *deps_.options;
   MutexLock l(&mu_);
+  // The bytes of a queued upload on its way stay as they are until it ends.
+  if (uploading_) KVFS_RETURN_IF_ERROR(WaitForTransferLocked("a write waited"));
   CatchUpLocked();
   if (offset > o.max_chunk_bytes || n > o.max_chunk_bytes - offset) {
     return Status::ResourceExhausted("write past max_chunk_bytes (" +
@@ -719,6 +801,7 @@ Result<uint64_t> SpoolFile::Write(uint64_t offset, const char* data, uint64_t n)
 
 Status SpoolFile::Truncate(uint64_t new_size) {
   MutexLock l(&mu_);
+  if (uploading_) KVFS_RETURN_IF_ERROR(WaitForTransferLocked("a truncation waited"));
   CatchUpLocked();
   if (new_size > deps_.options->max_chunk_bytes) {
     return Status::ResourceExhausted("truncate past max_chunk_bytes in '" + place_.display + "'");

@@ -27,10 +27,16 @@
 // kFailed and kDiscarded are terminal: nothing is ever uploaded from them; a later open of the
 // name starts a new SpoolFile.
 //
-// Thread-safety: thread-safe. mu_ is held across the upload of this file, so writes and a
-// concurrent close of one file are serialized; size, mtime and temp are mirrored in atomics so
-// that stat() and lookups never wait for an upload. Lock order: SpoolFile::mu_ ->
-// SpoolFiles::mu_; two SpoolFile locks are never held at once.
+// Thread-safety: thread-safe. mu_ is held across the upload of a close that waits for it
+// (write_back off, O_SYNC, a rename), so a file's writes and its close are serialized. A
+// queued upload (write_back) lets go of mu_ while its bytes are on their way (uploading_): an
+// unlink, open, release, rename or fsync of the file meanwhile never waits on the store for the
+// lock. What would change the bytes or the key under the transfer (a write, a truncation, a
+// rename, a second upload) waits for it instead, within the calling request's deadline; an
+// unlink goes through at once, and the transfer's end hands an object it made for a name that
+// is gone back to Filesystem (kOrphaned). Size, mtime and temp are mirrored in atomics so that
+// stat() and lookups never wait. Lock order: SpoolFile::mu_ -> SpoolFiles::mu_; two SpoolFile
+// locks are never held at once.
 #pragma once
 
 #include <sys/types.h>
@@ -85,6 +91,8 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
       kRejected,   // a rename's upload failed; the file is unchanged: `status`
       kDropped,    // the file failed (kFailed) or was abandoned (kDiscarded) just now: the
                    // name `place` disappears; `status` is the failure
+      kOrphaned,   // a queued upload made the object `info` after the name was unlinked (the
+                   // unlink did not wait for the transfer): the name must not show it
     };
     Kind kind = kNothing;
     Status status;
@@ -218,7 +226,8 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // was rewritten, discarded, or a waiting Commit stored it). A file with no handles left then
   // leaves SpoolFiles. An upload that fails in a way the store may get over (MayRetry) leaves the
   // file kQueued and sealed: kNothing with the failure in `status`, to be tried again; so does a
-  // waiting Commit (fsync) of a kQueued file, which reports that failure.
+  // waiting Commit (fsync) of a kQueued file, which reports that failure. Neither holds mu_
+  // during the transfer; a file unlinked meanwhile ends kOrphaned with the object it made.
   Outcome UploadQueued() EXCLUDES(mu_);
   // Whether an upload that failed with `st` may succeed later: everything but the refusals that
   // would be the same again (the exists policy, the whole-chunk rules, a spool that lost bytes).
@@ -256,6 +265,15 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   Outcome CommitLocked(bool wait) REQUIRES(mu_);
   // Uploads the whole chunk as place_.key: kCommitted (kPublished) or kFailed (kDropped).
   Outcome UploadLocked() REQUIRES(mu_);
+  // The upload of a kQueued file, with mu_ let go during the transfer (uploading_): as
+  // UploadLocked, or kOrphaned when the file was unlinked meanwhile.
+  Outcome UploadQueuedLocked() REQUIRES(mu_);
+  // What an upload's result makes of the file: kCommitted, kFailed, or (accepted and sealed, a
+  // failure the store may get over) still kQueued.
+  Outcome UploadEndedLocked(Result<UploadOutcome> up) REQUIRES(mu_);
+  // Waits for a queued upload's transfer to end, until the calling thread's deadline
+  // (base/deadline.h): then kDeadlineExceeded naming the file and `what` waited.
+  Status WaitForTransferLocked(const char* what) REQUIRES(mu_);
   // The upload of these bytes as `key` succeeded: kCommitted, kPublished.
   Outcome CommittedLocked(const std::string& key, UploadOutcome up) REQUIRES(mu_);
   Outcome FailLocked(Status st) REQUIRES(mu_);
@@ -337,6 +355,10 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   std::optional<uint32_t> sealed_crc_ GUARDED_BY(mu_);
   // Parts sent while the file is still being written; null when off or done.
   std::unique_ptr<EarlyUpload> early_ GUARDED_BY(mu_);
+  // A queued upload's bytes are on their way, mu_ let go (UploadQueuedLocked); transfer_done_
+  // is signalled when it ends.
+  bool uploading_ GUARDED_BY(mu_) = false;
+  CondVar transfer_done_;
 };
 
 }  // namespace kvfs

@@ -8,7 +8,7 @@
 namespace kvfs {
 
 WriteBack::WriteBack(int uploads, uint64_t max_bytes, int64_t max_age_ms)
-    : max_bytes_(max_bytes), max_age_ms_(max_age_ms), pool_(uploads), releases_(kReleaseThreads) {}
+    : max_bytes_(max_bytes), max_age_ms_(max_age_ms), pool_(uploads), helpers_(kHelperThreads) {}
 
 WriteBack::~WriteBack() { Drain(); }
 
@@ -97,7 +97,7 @@ void WriteBack::Post(std::function<void()> task) {
     MutexLock l(&mu_);
     ++posted_;
   }
-  releases_.Schedule([this, task = std::move(task)] {
+  helpers_.Schedule([this, task = std::move(task)] {
     task();
     MutexLock l(&mu_);
     --posted_;

@@ -26,7 +26,9 @@ namespace kvfs {
 
 class WriteBack {
  public:
-  static constexpr int kReleaseThreads = 4;
+  // Post()ed tasks: the recovery of sealed chunks at mount, the delete of an object made for a
+  // name unlinked during its upload. Neither waits for an upload, so one thread serves.
+  static constexpr int kHelperThreads = 1;
   // max_age_ms: while the oldest pending chunk is older, no new chunk is taken (0: no limit).
   WriteBack(int uploads, uint64_t max_bytes, int64_t max_age_ms = 0);
   ~WriteBack();  // Drain(), then the threads end
@@ -45,9 +47,8 @@ class WriteBack {
   // Stop() was called: the caller leaves its chunk sealed (Ending::kKept).
   bool WaitToRetry(std::chrono::milliseconds backoff) EXCLUDES(mu_);
   bool stopping() const { return stopping_.load(); }
-  // Runs `task` on one of a few threads of its own: a release that must wait for an upload's
-  // lock waits there - not on a FUSE worker, nor on an upload thread (the uploads never wait
-  // for these tasks, so they cannot deadlock).
+  // Runs `task` on a thread of its own (kHelperThreads), not on a FUSE worker nor an upload
+  // thread; Drain() waits for it too. The uploads never wait for these tasks.
   void Post(std::function<void()> task) EXCLUDES(mu_);
   // Waits until no upload or posted task is queued or running.
   void Drain() EXCLUDES(mu_);
@@ -77,9 +78,9 @@ class WriteBack {
   std::multiset<int64_t> since_ GUARDED_BY(mu_);  // MonotonicMs of each queued upload's Submit
   uint64_t posted_ GUARDED_BY(mu_) = 0;           // Post()ed tasks not yet run
   std::atomic<bool> stopping_{false};
-  CondVar stop_;       // signalled by Stop(): ends WaitToRetry
-  Executor pool_;      // the uploads
-  Executor releases_;  // Post()ed tasks; last: its threads end first (after Drain)
+  CondVar stop_;      // signalled by Stop(): ends WaitToRetry
+  Executor pool_;     // the uploads
+  Executor helpers_;  // Post()ed tasks; last: its threads end first (after Drain)
 };
 
 }  // namespace kvfs

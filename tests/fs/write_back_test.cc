@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -29,6 +30,8 @@ class GatedStore : public StoreWrapper {
                 PutCallback done) override {
     {
       MutexLock l(&mu_);
+      ++arrived_;
+      cv_.SignalAll();
       cv_.Wait(&mu_, [this]() REQUIRES(mu_) { return open_; });
     }
     StoreWrapper::PutAsync(key, body, opts, std::move(done));
@@ -38,12 +41,35 @@ class GatedStore : public StoreWrapper {
     open_ = true;
     cv_.SignalAll();
   }
+  // Until `n` PUTs wait at the gate: their uploads are under way.
+  void WaitArrived(int n) {
+    MutexLock l(&mu_);
+    cv_.Wait(&mu_, [&]() REQUIRES(mu_) { return arrived_ >= n; });
+  }
 
  private:
   Mutex mu_;
   CondVar cv_;
   bool open_ GUARDED_BY(mu_) = false;
+  int arrived_ GUARDED_BY(mu_) = 0;
 };
+
+// Runs `op` on a thread and says whether it ended while `gate` still held every PUT: a call that
+// waited for an upload's lock would not. The gate opens either way, so a wrong answer fails the
+// test instead of hanging it.
+template <typename Op>
+bool EndsWhileTheUploadIsHeld(GatedStore& gate, Op op) {
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    op();
+    done = true;
+  });
+  for (int i = 0; i < 3000 && !done; ++i) std::this_thread::sleep_for(milliseconds(10));
+  const bool ended = done;
+  if (!ended) gate.Open();
+  t.join();
+  return ended;
+}
 
 class WriteBackTest : public FsTestBase {
  protected:
@@ -345,6 +371,99 @@ TEST_F(WriteBackTest, ShutdownStoresWhatCloseAccepted) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(WriteFile("d" + std::to_string(i) + ".bin", "x").ok());
   fs_.reset();
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(Stored("d" + std::to_string(i) + ".bin"));
+}
+
+// A queued upload lets go of the file's lock while its bytes are on their way: lookup, open,
+// read, release and unlink answer at once; fsync and rename wait for the transfer within their
+// deadline (blocking_timeout) and then say what they waited for - never for the lock with no
+// limit (issue 43 item 5).
+TEST_F(WriteBackTest, NothingWaitsForTheFilesLockWhileItsUploadIsOnItsWay) {
+  auto gate = std::make_shared<GatedStore>(mem_);
+  store_ = gate;
+  Mount();
+  uint64_t fh = CreateForWrite("c.bin");
+  WriteAt(fh, 0, "whole chunk");
+  ASSERT_TRUE(fs_->Flush(fh).ok());
+  gate->WaitArrived(1);  // the queued upload's PUT is held: its transfer is under way
+  EXPECT_TRUE(EndsWhileTheUploadIsHeld(*gate, [&] {
+    auto e = fs_->Lookup(1, "c.bin");
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    auto o = fs_->Open(e->attr.ino, O_RDONLY);
+    ASSERT_TRUE(o.ok()) << o.status().ToString();
+    std::string buf(64, '\0');
+    auto n = fs_->Read(o->fh, 0, buf.size(), buf.data());
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(buf.substr(0, *n), "whole chunk");
+    {
+      ScopedDeadline deadline(200, "blocking_timeout=0.2s");
+      Status st = fs_->Fsync(o->fh);
+      EXPECT_EQ(st.code(), StatusCode::kDeadlineExceeded) << st.ToString();
+      EXPECT_NE(st.message().find("c.bin"), std::string::npos) << st.ToString();
+      st = fs_->Rename(1, "c.bin", 1, "moved.bin", 0);
+      EXPECT_EQ(st.code(), StatusCode::kDeadlineExceeded) << st.ToString();
+    }
+    EXPECT_TRUE(fs_->Release(o->fh).ok());
+    EXPECT_TRUE(fs_->Release(fh).ok());  // the writer's own release
+  })) << "an operation on the file waited for its upload";
+  gate->Open();
+  fs_->DrainWriteBack();
+  EXPECT_TRUE(Stored("c.bin"));
+  EXPECT_FALSE(Stored("moved.bin")) << "a rename that gave up changed something";
+  EXPECT_EQ(fs_->LocalFileCount(), 0u);
+  auto again = ReadFile("c.bin");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, "whole chunk");
+}
+
+// An unlink during the transfer returns at once; the object the upload then makes is treated as
+// the unlink says (unlink_policy local: hidden on this node, the object stays; remote: deleted).
+TEST_F(WriteBackTest, AChunkUnlinkedWhileItUploadsStaysUnlinked) {
+  for (UnlinkPolicy policy : {UnlinkPolicy::kLocal, UnlinkPolicy::kRemote}) {
+    SCOPED_TRACE(policy == UnlinkPolicy::kLocal ? "local" : "remote");
+    fs_.reset();
+    mem_ = std::make_shared<MemoryStore>();
+    auto gate = std::make_shared<GatedStore>(mem_);
+    store_ = gate;
+    options_.unlink_policy = policy;
+    Mount();
+    ASSERT_TRUE(WriteFile("u.bin", "whole chunk").ok());
+    gate->WaitArrived(1);
+    EXPECT_TRUE(EndsWhileTheUploadIsHeld(*gate, [&] {
+      Status st = fs_->Unlink(1, "u.bin");
+      EXPECT_TRUE(st.ok()) << st.ToString();
+    })) << "unlink waited for the upload";
+    EXPECT_EQ(fs_->Lookup(1, "u.bin").status().code(), StatusCode::kNotFound);
+    gate->Open();
+    fs_->DrainWriteBack();
+    EXPECT_EQ(fs_->Lookup(1, "u.bin").status().code(), StatusCode::kNotFound)
+        << "the upload's end showed an unlinked chunk again";
+    EXPECT_EQ(Stored("u.bin"), policy == UnlinkPolicy::kLocal);
+    EXPECT_EQ(fs_->WriteBackStatsNow().pending, 0u);
+  }
+}
+
+// A write to a chunk whose upload is on its way waits for the transfer (the bytes sent stay the
+// bytes accepted), then makes a new version that replaces the object.
+TEST_F(WriteBackTest, AWriteDuringTheUploadWaitsThenReplacesTheObject) {
+  auto gate = std::make_shared<GatedStore>(mem_);
+  store_ = gate;
+  Mount();
+  uint64_t fh = CreateForWrite("r.bin");
+  WriteAt(fh, 0, "version one");
+  ASSERT_TRUE(fs_->Flush(fh).ok());
+  gate->WaitArrived(1);
+  {
+    ScopedDeadline deadline(100, "blocking_timeout=0.1s");
+    auto w = fs_->Write(fh, 0, "VERSION", 7);
+    EXPECT_EQ(w.status().code(), StatusCode::kDeadlineExceeded) << w.status().ToString();
+  }
+  std::thread writer([&] { WriteAt(fh, 0, "version two"); });
+  gate->Open();
+  writer.join();
+  ASSERT_TRUE(fs_->Flush(fh).ok());
+  ASSERT_TRUE(fs_->Release(fh).ok());
+  fs_->DrainWriteBack();
+  EXPECT_EQ(mem_->GetObject("p/r.bin"), "version two");
 }
 
 TEST_F(WriteBackTest, OffByDefault) {

@@ -226,6 +226,43 @@ def write_back_rides_out_an_outage(ctx, store):
     a.unmount()
 
 
+def a_stalled_upload_holds_no_file(ctx, store):
+    """write_back: while the PUTs of accepted chunks hang, an unlink, stat, open, read and close
+    of those chunks answer at once (no file's lock is held across its upload); once the store
+    answers, the unlinked chunk stays gone on its node and the others are stored byte-exact."""
+    a = Daemon(ctx, store, ctx.path("mnt-held"), ctx.path("cache-held"), {"write_back": "true"},
+               name="held")
+    store.control("/__fault/rules",
+                  b'[{"method": "PUT", "action": "stall", "seconds": 15, "count": -1}]')
+    names = ["held-%d.data" % i for i in range(3)]
+    want = {n: chunk(n, 2 * daemon_test.MIB + i) for i, n in enumerate(names)}
+    for n in names:
+        write_chunk(a.mnt, n, want[n])
+    time.sleep(0.5)  # the uploads are on their way, each held by the stalled PUT
+    assert a.stats()["kvfs_write_back_pending"] == len(names), a.stats()
+    gone = names[0]
+    expect_fast("unlink of a chunk whose PUT hangs", lambda: os.unlink(os.path.join(a.mnt, gone)))
+    expect_fast("stat of a chunk whose PUT hangs", lambda: os.stat(os.path.join(a.mnt, names[1])))
+    got = expect_fast("open, read and close of a chunk whose PUT hangs",
+                      lambda: read_direct(os.path.join(a.mnt, names[1])))
+    assert got == want[names[1]], "reads differently while its upload hangs"
+    assert not os.path.exists(os.path.join(a.mnt, gone)), "the unlinked chunk is still shown"
+    store.recover()
+    deadline = time.monotonic() + 90
+    while a.stats()["kvfs_write_back_pending"] > 0:
+        assert time.monotonic() < deadline, "uploads did not end: %s" % a.stats()
+        time.sleep(0.2)
+    for n in names[1:]:
+        assert store.get(n) == want[n], "%s is not in the store byte-exact" % n
+    assert not os.path.exists(os.path.join(a.mnt, gone)), \
+        "the unlinked chunk is shown again after its upload ended"
+    s = a.stats()
+    assert s["kvfs_write_back_failed"] == 0, s
+    ok("store back: %d chunks stored byte-exact; the one unlinked during its upload stays gone on "
+       "its node (unlink_policy local)" % (len(names) - 1))
+    a.unmount()
+
+
 def reads_of_uncached_chunks_leave_threads_free(ctx, store):
     """More reads of uncached chunks than FUSE threads, all stuck on a stalled GET: they wait on
     the store-wait threads (WaitOnStore, fs/fuse/fuse_request.h), so a read of a cached chunk
@@ -322,6 +359,7 @@ def run(ctx, fault_script):
     try:
         sealed_chunks_outlive_a_killed_daemon(ctx, store)
         write_back_rides_out_an_outage(ctx, store)
+        a_stalled_upload_holds_no_file(ctx, store)
         reads_of_uncached_chunks_leave_threads_free(ctx, store)
         writers_in_close_leave_threads_free(ctx, store)
         opts = {"metadata_cache_ttl_secs": "1", "blocking_timeout": str(BLOCKING_TIMEOUT),
