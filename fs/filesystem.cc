@@ -924,16 +924,17 @@ Result<std::shared_ptr<SpoolFile>> Filesystem::NewLocal(const std::vector<std::s
 }
 
 void Filesystem::Apply(const SpoolFile::Outcome& out, const std::shared_ptr<SpoolFile>& lf,
-                       uint64_t reserved) {
+                       uint64_t reserved, uint64_t rule_ino) {
   switch (out.kind) {
     case SpoolFile::Outcome::kNothing:
     case SpoolFile::Outcome::kRejected:
+    case SpoolFile::Outcome::kNotQueued:
       return;
     case SpoolFile::Outcome::kQueued: {
       // Only write_back queues (Commit and RenameTo without waiting).
       if (lf == nullptr || write_back_ == nullptr) return;
       // Held by the task until it has run: the handles may all be released before.
-      write_back_->Submit(reserved, [this, lf] { return UploadAccepted(*lf); });
+      write_back_->Submit(reserved, [this, lf, rule_ino] { return UploadAccepted(*lf, rule_ino); });
       return;
     }
     case SpoolFile::Outcome::kPublished:
@@ -958,11 +959,24 @@ void Filesystem::Apply(const SpoolFile::Outcome& out, const std::shared_ptr<Spoo
   }
 }
 
-WriteBack::Ending Filesystem::UploadAccepted(SpoolFile& lf) {
+WriteBack::Ending Filesystem::UploadAccepted(SpoolFile& lf, uint64_t rule_ino) {
   // 1 s, doubling to a minute: a store back from an outage is found within a minute, and an
   // outage costs one attempt a minute per pending chunk.
   constexpr auto kFirstRetry = std::chrono::milliseconds(1000);
   constexpr auto kLastRetry = std::chrono::milliseconds(60'000);
+  // The writer's RELEASE follows its close() within microseconds when it was its last
+  // descriptor of the file (a second leaves room for a loaded machine); later, the /proc walk
+  // decides (once a second while one remains). Only a writer that holds another descriptor
+  // waits that long: its upload waits for that descriptor anyway.
+  constexpr auto kReleaseWait = std::chrono::milliseconds(1000);
+  constexpr auto kHeldRecheck = std::chrono::milliseconds(1000);
+  if (rule_ino != 0 && !lf.WaitForWriters(kReleaseWait)) {
+    // Accepted at a close whose publication rule was left to here (Commit): another
+    // descriptor of the writer's (a dup, a shell's redirection) may still write it.
+    while (WriterHoldsAnother(lf, rule_ino) && !lf.WaitForWriters(kHeldRecheck)) {
+      if (write_back_->stopping()) return WriteBack::Ending::kKept;  // sealed for the next mount
+    }
+  }
   auto backoff = kFirstRetry;
   for (int attempt = 1;; ++attempt) {
     if (write_back_->stopping()) return WriteBack::Ending::kKept;  // sealed for the next mount
@@ -1246,38 +1260,59 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
     // log on its stdout) that writes later. An empty file is published at its last release.
     return Status::OK();
   }
-  if (owner != 0 && probe_.holds_writer && lf.WouldPublish()) {
-    // The writer still holds the file through another descriptor (`cmd > f`: the shell's dup2
-    // and close of the original; an explicit dup): that descriptor's close publishes.
-    auto path = PathOf(h->ino);
-    if (path.ok() && !path->empty() && probe_.holds_writer(owner, h->ino, path->back())) {
-      return Status::OK();
-    }
-    // The kernel writes the spool (passthrough_writes), so a process the descriptor was handed
-    // to (a forked child) is never seen writing and never becomes the owner: while one still
-    // holds it, its close (or the last release) publishes. Daemon-served writes need no such
-    // walk - a child that writes becomes the owner - and are spared its cost and its one risk:
-    // a forked child that holds the descriptor without writing delays the publication.
-    if (path.ok() && !path->empty() && lf.kernel_written() && probe_.child_holding) {
-      if (const pid_t child = probe_.child_holding(owner, h->ino, path->back())) {
-        lf.set_owner(child);
-        return Status::OK();
-      }
-    }
+  // write_back: a whole chunk is accepted (not uploaded here) once the queue has room for it.
+  const bool write_back_close = !wait && !h->sync;
+  const bool accept = write_back_close && lf.WouldPublish();
+  // The publication rule's /proc walk (the writer's other descriptors) costs one system call
+  // per descriptor the writer holds - thousands in a GPU engine - so a chunk write-back accepts
+  // skips it here: its upload applies the rule after the writer's RELEASE (WaitForWriters),
+  // which comes at once when no other descriptor remains. Only a close that would publish or
+  // refuse now walks.
+  const bool ruled_later = accept && owner != 0 && probe_.holds_writer;
+  if (!ruled_later && owner != 0 && lf.WouldPublish() && WriterHoldsAnother(lf, h->ino)) {
+    return Status::OK();
   }
-  // write_back: a chunk is accepted (not uploaded here) once the queue has room for it.
-  const bool accept = !wait && !h->sync && lf.WouldPublish();
   const uint64_t reserved = accept ? lf.size_now() : 0;
   if (accept) KVFS_RETURN_IF_ERROR(write_back_->Reserve(reserved));
-  SpoolFile::Outcome out = lf.Commit(/*wait=*/wait || h->sync);
+  SpoolFile::Outcome out = lf.Commit(/*wait=*/wait || h->sync, /*queue_only=*/ruled_later);
+  if (out.kind == SpoolFile::Outcome::kNotQueued) {
+    // Not acceptable as it is (a partial chunk, say): the rule decides before it is refused.
+    write_back_->Unreserve(reserved);
+    if (WriterHoldsAnother(lf, h->ino)) return Status::OK();
+    // Refused now, or uploaded before the close returns (no seal: as without write-back).
+    return lf.Commit(/*wait=*/true).status;  // recorded by the file (Deps::record)
+  }
   // A publication or a drop is recorded by the file itself (Deps::record, under its lock); an
   // accepted chunk's upload is queued here, in the room reserved for it.
   if (out.kind == SpoolFile::Outcome::kQueued) {
-    Apply(out, h->spool, reserved);
+    Apply(out, h->spool, reserved, ruled_later ? h->ino : 0);
   } else if (accept) {
     write_back_->Unreserve(reserved);
   }
   return out.status;
+}
+
+bool Filesystem::WriterHoldsAnother(SpoolFile& lf, uint64_t ino) {
+  const pid_t owner = lf.owner();
+  if (owner == 0 || !probe_.holds_writer) return false;
+  auto path = PathOf(ino);
+  if (!path.ok() || path->empty()) return false;
+  writes_.publication_walks++;
+  // The writer still holds the file through another descriptor (`cmd > f`: the shell's dup2
+  // and close of the original; an explicit dup): that descriptor's close publishes.
+  if (probe_.holds_writer(owner, ino, path->back())) return true;
+  // The kernel writes the spool (passthrough_writes), so a process the descriptor was handed
+  // to (a forked child) is never seen writing and never becomes the owner: while one still
+  // holds it, its close (or the last release) publishes. Daemon-served writes need no such
+  // walk - a child that writes becomes the owner - and are spared its cost and its one risk:
+  // a forked child that holds the descriptor without writing delays the publication.
+  if (lf.kernel_written() && probe_.child_holding) {
+    if (const pid_t child = probe_.child_holding(owner, ino, path->back())) {
+      lf.set_owner(child);
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Filesystem::MayWaitOnStore(uint64_t fh) const {

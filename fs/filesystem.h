@@ -315,7 +315,8 @@ class Filesystem {
                                   const std::string& key, int flags, pid_t pid);
   // The write-back task of one accepted chunk: uploads it, and while the store fails in a way it
   // may get over, tries again with backoff; the chunk stays sealed meanwhile (nothing dropped).
-  WriteBack::Ending UploadAccepted(SpoolFile& lf);
+  // rule_ino: see Apply - first, while the writer holds another descriptor of it, it waits.
+  WriteBack::Ending UploadAccepted(SpoolFile& lf, uint64_t rule_ino = 0);
   // What every SpoolFile of this filesystem uses.
   SpoolFile::Deps SpoolDeps();
   // RecoverSealed's work for one sealed spool file: queued, refused (removed) or left sealed.
@@ -334,8 +335,14 @@ class Filesystem {
   // the upload of `lf` (write_back) in the `reserved` bytes of room WriteBack::Reserve gave it.
   // Publications and drops come from the file itself (SpoolFile::Deps::record, under its lock);
   // rename and link record their own outcomes.
+  // `rule_ino` (not 0): the close that accepted it left the publication rule to the upload,
+  // which waits for the writer's other descriptors of inode rule_ino first (UploadAccepted).
   void Apply(const SpoolFile::Outcome& out, const std::shared_ptr<SpoolFile>& lf = nullptr,
-             uint64_t reserved = 0);
+             uint64_t reserved = 0, uint64_t rule_ino = 0);
+  // The publication rule's /proc walk: whether the writing process (lf's owner) still holds
+  // another writable descriptor of inode `ino` (or, for a kernel-written spool, a descendant
+  // does: it becomes the owner). Counted in kvfs_write_publication_walks.
+  bool WriterHoldsAnother(SpoolFile& lf, uint64_t ino);
   // close() (or fsync()) of a writer's descriptor; `wait`: until the object is durable.
   Status Commit(uint64_t fh, pid_t pid, bool wait);
   // An object now exists under `info.key` (an upload, a rename): cached, and the local

@@ -49,6 +49,7 @@ Result<std::shared_ptr<SpoolFile>> SpoolFile::Create(const Deps& deps, Place pla
     if (created) f->DirtyLocked();
     f->over_object_ = !created;
     f->handles_ = 1;
+    f->writers_ = 1;
   }
   // The newest writer owns the name; an older SpoolFile of that key keeps its open handles and
   // still commits on its own close (conditional create decides between them).
@@ -246,7 +247,14 @@ Result<bool> SpoolFile::AttachWriter(bool keeps_bytes) {
     return false;
   }
   ++handles_;
+  ++writers_;
   return true;
+}
+
+bool SpoolFile::WaitForWriters(std::chrono::milliseconds d) {
+  MutexLock l(&mu_);
+  return writers_gone_.WaitFor(
+      &mu_, d, [this]() REQUIRES(mu_) { return writers_ == 0 || state_ != State::kQueued; });
 }
 
 bool SpoolFile::ReuseIdleTemp(bool truncate) {
@@ -260,6 +268,7 @@ bool SpoolFile::ReuseIdleTemp(bool truncate) {
   }
   DirtyLocked();
   ++handles_;
+  ++writers_;
   return true;
 }
 
@@ -277,6 +286,7 @@ SpoolFile::Outcome SpoolFile::Release(bool writer) {
     // Normally a flush committed already; this covers bytes written after the last one.
     out = CommitLocked(/*wait=*/true);
   }
+  if (writer && --writers_ == 0) writers_gone_.SignalAll();
   const bool last = --handles_ == 0;
   if (last) {
     if (temp_orphaned_ && temp_ && state_ != State::kFailed && state_ != State::kDiscarded) {
@@ -384,13 +394,13 @@ Status SpoolFile::CheckKernelWritesLocked() const {
   return Status::OK();
 }
 
-SpoolFile::Outcome SpoolFile::Commit(bool wait) {
+SpoolFile::Outcome SpoolFile::Commit(bool wait, bool queue_only) {
   MutexLock l(&mu_);
   temp_orphaned_ = false;  // a live close: the temp file's writer (or a holder) is alive
-  return RecordLocked(CommitLocked(wait));
+  return RecordLocked(CommitLocked(wait, queue_only));
 }
 
-SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
+SpoolFile::Outcome SpoolFile::CommitLocked(bool wait, bool queue_only) {
   Outcome out;
   if (wait && uploading_) {
     // fsync() of a chunk whose queued upload is on its way: its end answers (or this waits to
@@ -411,7 +421,13 @@ SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
   // Checked whole when it was accepted; stored as the queue would, without holding mu_.
   if (state_ == State::kQueued) return UploadQueuedLocked();
   Status st = CheckWholeLocked(size_, place_);
-  if (!st.ok()) return FailLocked(std::move(st));
+  if (!st.ok()) {
+    if (queue_only && !wait) {
+      out.kind = Outcome::kNotQueued;
+      return out;
+    }
+    return FailLocked(std::move(st));
+  }
   // The name's object would refuse these bytes (exists policy): the close waits for that answer.
   const bool refused_ahead =
       over_size_ && !replaces_ && deps_.uploader->WouldRefuse(*over_size_, size_);
@@ -420,6 +436,10 @@ SpoolFile::Outcome SpoolFile::CommitLocked(bool wait) {
     QueuedLocked();
     out.kind = Outcome::kQueued;
     out.place = place_;
+    return out;
+  }
+  if (queue_only && !wait) {
+    out.kind = Outcome::kNotQueued;
     return out;
   }
   return UploadLocked();

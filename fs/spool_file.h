@@ -42,6 +42,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <ctime>
 #include <functional>
@@ -93,6 +94,7 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
                    // name `place` disappears; `status` is the failure
       kOrphaned,   // a queued upload made the object `info` after the name was unlinked (the
                    // unlink did not wait for the transfer): the name must not show it
+      kNotQueued,  // Commit(queue_only): the chunk would be refused or uploaded now; unchanged
     };
     Kind kind = kNothing;
     Status status;
@@ -220,8 +222,16 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // --- Transitions ---
   // flush()/fsync() by a live process: validates the whole chunk and uploads it; returns when
   // the object is durable or the file failed. Without `wait` (write_back), a whole chunk is
-  // only accepted: kQueued, and the caller queues UploadQueued.
-  Outcome Commit(bool wait = true) EXCLUDES(mu_);
+  // only accepted: kQueued, and the caller queues UploadQueued. `queue_only` (with !wait): a
+  // chunk that cannot be queued (not whole, refused ahead, no seal) is neither uploaded nor
+  // refused: kNotQueued, the file unchanged, for the caller to apply the publication rule
+  // (which the queued upload applies itself, WaitForWriters) before it commits again.
+  Outcome Commit(bool wait = true, bool queue_only = false) EXCLUDES(mu_);
+  // The publication rule for a chunk accepted without it (Commit queue_only): waits up to `d`
+  // until no writable handle of the file is open (the writer's RELEASE follows its close() at
+  // once unless another descriptor shares it: a dup, a fork) or the file is no longer kQueued.
+  // Returns whether that happened.
+  bool WaitForWriters(std::chrono::milliseconds d) EXCLUDES(mu_);
   // The queued upload (a write-back thread): uploads a file still kQueued (nothing otherwise: it
   // was rewritten, discarded, or a waiting Commit stored it). A file with no handles left then
   // leaves SpoolFiles. An upload that fails in a way the store may get over (MayRetry) leaves the
@@ -262,7 +272,7 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
 
  private:
   SpoolFile(const Deps& deps, int fd, std::string spool_path, Place place, bool temp);
-  Outcome CommitLocked(bool wait) REQUIRES(mu_);
+  Outcome CommitLocked(bool wait, bool queue_only = false) REQUIRES(mu_);
   // Uploads the whole chunk as place_.key: kCommitted (kPublished) or kFailed (kDropped).
   Outcome UploadLocked() REQUIRES(mu_);
   // The upload of a kQueued file, with mu_ let go during the transfer (uploading_): as
@@ -328,6 +338,10 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // handle) a file whose upload holds mu_ without waiting for it (write_back shows a chunk while it
   // uploads). Changes that decide the file's end (the last release) happen under mu_.
   std::atomic<int> handles_{0};
+  // Of them, the writers' (AttachWriter, Create, ReuseIdleTemp; left in Release(true) under mu_,
+  // signalling writers_gone_).
+  int writers_ GUARDED_BY(mu_) = 0;
+  CondVar writers_gone_;
   std::optional<ObjectInfo> uploaded_ GUARDED_BY(mu_);  // kCommitted: the object
   // The CRC32C of the spool, folded from the writes as they come (uploads record it with the
   // object and the cache with the entry, without reading the spool again). Gives up on rewrites

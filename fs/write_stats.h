@@ -10,11 +10,13 @@
 namespace kvfs {
 
 // X(field, "name in kvfs stats", kind)
-#define KVFS_WRITE_STATS(X)                                                  \
-  X(opens, "kvfs_write_opens", kCounter) /* opens and creates for writing */ \
-  /* ... of which the kernel writes the spool itself (passthrough_writes) */ \
-  X(passthrough_opens, "kvfs_write_passthrough_opens", kCounter)             \
-  X(bytes_served, "kvfs_write_bytes_served", kCounter) /* bytes of the daemon's write requests */
+#define KVFS_WRITE_STATS(X)                                                                        \
+  X(opens, "kvfs_write_opens", kCounter) /* opens and creates for writing */                       \
+  /* ... of which the kernel writes the spool itself (passthrough_writes) */                       \
+  X(passthrough_opens, "kvfs_write_passthrough_opens", kCounter)                                   \
+  X(bytes_served, "kvfs_write_bytes_served", kCounter) /* bytes of the daemon's write requests */  \
+  /* /proc walks of a writer's descriptors by the publication rule (one syscall per descriptor) */ \
+  X(publication_walks, "kvfs_write_publication_walks", kCounter)
 
 struct WriteStats {
   KVFS_WRITE_STATS(KVFS_STAT_VALUE)

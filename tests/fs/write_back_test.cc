@@ -87,6 +87,18 @@ class WriteBackTest : public FsTestBase {
     auto keys = mem_->Keys();
     return std::find(keys.begin(), keys.end(), "p/" + name) != keys.end();
   }
+  // Mounts over `gate`, writes `name` and closes it (still open: returns its handle) - accepted,
+  // its upload's PUT held at the gate: the transfer is under way.
+  uint64_t AcceptedAndHeld(const std::shared_ptr<GatedStore>& gate, const std::string& name,
+                           const std::string& bytes) {
+    store_ = gate;
+    Mount();
+    uint64_t fh = CreateForWrite(name);
+    WriteAt(fh, 0, bytes);
+    EXPECT_TRUE(fs_->Flush(fh).ok());
+    gate->WaitArrived(1);
+    return fh;
+  }
   std::shared_ptr<FaultStore> faults_;
 };
 
@@ -379,12 +391,7 @@ TEST_F(WriteBackTest, ShutdownStoresWhatCloseAccepted) {
 // limit (issue 43 item 5).
 TEST_F(WriteBackTest, NothingWaitsForTheFilesLockWhileItsUploadIsOnItsWay) {
   auto gate = std::make_shared<GatedStore>(mem_);
-  store_ = gate;
-  Mount();
-  uint64_t fh = CreateForWrite("c.bin");
-  WriteAt(fh, 0, "whole chunk");
-  ASSERT_TRUE(fs_->Flush(fh).ok());
-  gate->WaitArrived(1);  // the queued upload's PUT is held: its transfer is under way
+  const uint64_t fh = AcceptedAndHeld(gate, "c.bin", "whole chunk");
   EXPECT_TRUE(EndsWhileTheUploadIsHeld(*gate, [&] {
     auto e = fs_->Lookup(1, "c.bin");
     ASSERT_TRUE(e.ok()) << e.status().ToString();
@@ -446,12 +453,7 @@ TEST_F(WriteBackTest, AChunkUnlinkedWhileItUploadsStaysUnlinked) {
 // bytes accepted), then makes a new version that replaces the object.
 TEST_F(WriteBackTest, AWriteDuringTheUploadWaitsThenReplacesTheObject) {
   auto gate = std::make_shared<GatedStore>(mem_);
-  store_ = gate;
-  Mount();
-  uint64_t fh = CreateForWrite("r.bin");
-  WriteAt(fh, 0, "version one");
-  ASSERT_TRUE(fs_->Flush(fh).ok());
-  gate->WaitArrived(1);
+  const uint64_t fh = AcceptedAndHeld(gate, "r.bin", "version one");
   {
     ScopedDeadline deadline(100, "blocking_timeout=0.1s");
     auto w = fs_->Write(fh, 0, "VERSION", 7);
@@ -464,6 +466,90 @@ TEST_F(WriteBackTest, AWriteDuringTheUploadWaitsThenReplacesTheObject) {
   ASSERT_TRUE(fs_->Release(fh).ok());
   fs_->DrainWriteBack();
   EXPECT_EQ(mem_->GetObject("p/r.bin"), "version two");
+}
+
+// The publication rule's /proc walk of the writer's descriptors (one system call per descriptor:
+// thousands in a GPU engine) is not paid at a write-back close: the upload applies the rule after
+// the writer's RELEASE, which follows at once when the close was its last descriptor (issue 43
+// item 6). `held` is what the walk would find: another writable descriptor of the writer's.
+class PublicationWalkTest : public WriteBackTest {
+ protected:
+  static constexpr pid_t kWriter = 4242;
+  void MountWithProbe() {
+    Mount();
+    fs_->set_process_probe(
+        {.exiting = [](pid_t) { return false; },
+         .killed = [](pid_t) { return false; },
+         .thread_group = [](pid_t pid) { return pid; },
+         .holds_writer = [this](pid_t, uint64_t, const std::string&) { return held_.load(); },
+         .child_holding = nullptr});
+  }
+  uint64_t Walks() const { return fs_->WriteStatsNow().publication_walks; }
+  uint64_t Create(const std::string& name) {
+    auto cr = fs_->CreateFile(1, name, O_CREAT | O_WRONLY | O_TRUNC, kWriter);
+    EXPECT_TRUE(cr.ok()) << cr.status().ToString();
+    return cr.ok() ? cr->second.fh : 0;
+  }
+  void Write(uint64_t fh, uint64_t off, const std::string& data) {
+    ASSERT_TRUE(fs_->Write(fh, off, data.data(), data.size(), kWriter).ok());
+  }
+  std::atomic<bool> held_{false};
+};
+
+TEST_F(PublicationWalkTest, AWriteBackCloseWalksNothingWhenItWasTheWritersLastDescriptor) {
+  MountWithProbe();
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t fh = Create("w" + std::to_string(i) + ".bin");
+    Write(fh, 0, "whole chunk");
+    ASSERT_TRUE(fs_->Flush(fh, kWriter).ok());
+    ASSERT_TRUE(fs_->Release(fh).ok());
+  }
+  fs_->DrainWriteBack();
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(Stored("w" + std::to_string(i) + ".bin"));
+  EXPECT_EQ(Walks(), 0u) << "a write-back close walked the writer's descriptors";
+}
+
+TEST_F(PublicationWalkTest, AChunkWhoseWriterHoldsAnotherDescriptorWaitsForItsRelease) {
+  MountWithProbe();
+  held_ = true;  // `exec 3>f; ... >&3`: the shell still holds the file on another descriptor
+  const uint64_t fh = Create("held.bin");
+  Write(fh, 0, "whole chunk");
+  ASSERT_TRUE(fs_->Flush(fh, kWriter).ok());
+  EXPECT_EQ(Walks(), 0u) << "the close walked";
+  while (Walks() == 0) std::this_thread::sleep_for(milliseconds(10));  // the upload's walk
+  EXPECT_FALSE(Stored("held.bin")) << "uploaded while the writer holds another descriptor";
+  held_ = false;
+  ASSERT_TRUE(fs_->Release(fh).ok());  // the last descriptor's close: RELEASE
+  fs_->DrainWriteBack();
+  EXPECT_EQ(mem_->GetObject("p/held.bin"), "whole chunk");
+}
+
+TEST_F(PublicationWalkTest, APartialChunkIsRefusedOnlyAfterTheWalk) {
+  options_.chunk_sizes = {11};
+  MountWithProbe();
+  held_ = true;
+  const uint64_t fh = Create("part.bin");
+  Write(fh, 0, "whole");
+  // Another descriptor of the writer's may still write the rest: nothing is refused yet.
+  EXPECT_TRUE(fs_->Flush(fh, kWriter).ok());
+  EXPECT_EQ(Walks(), 1u);
+  Write(fh, 5, " chunk");
+  held_ = false;
+  ASSERT_TRUE(fs_->Flush(fh, kWriter).ok());
+  ASSERT_TRUE(fs_->Release(fh).ok());
+  fs_->DrainWriteBack();
+  EXPECT_EQ(mem_->GetObject("p/part.bin"), "whole chunk");
+}
+
+TEST_F(PublicationWalkTest, WithoutWriteBackTheCloseWalks) {
+  options_.write_back = false;
+  MountWithProbe();
+  const uint64_t fh = Create("sync.bin");
+  Write(fh, 0, "whole chunk");
+  ASSERT_TRUE(fs_->Flush(fh, kWriter).ok());
+  EXPECT_EQ(Walks(), 1u);
+  EXPECT_TRUE(Stored("sync.bin"));
+  ASSERT_TRUE(fs_->Release(fh).ok());
 }
 
 TEST_F(WriteBackTest, OffByDefault) {

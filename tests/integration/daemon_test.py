@@ -1130,6 +1130,35 @@ def case_write_back(ctx):
         assert sha(read_direct(path)) == digest, "B reads %s differently" % name
     ok("B reads every chunk byte-exact once A's uploads ended (%d queued, 0 failed)"
        % s["kvfs_write_back_queued"])
+    # A GPU engine holds thousands of descriptors (device files, shared memory, sockets): a
+    # write-back close does not walk them (the upload applies the publication rule after the
+    # writer's RELEASE), so a store costs the same whatever the writer holds. SGLang's
+    # HiCacheFile writes each chunk under its final name.
+    walks = a.stats()["kvfs_write_publication_walks"]
+    names = ["fds-%02d.data" % i for i in range(16)]
+    r = subprocess.run([sys.executable, "-c", MANY_FDS_WRITER, a.mnt, "4000"] + names,
+                       capture_output=True, text=True, timeout=STEP_TIMEOUT)
+    assert r.returncode == 0 and r.stdout.startswith("holding"), r.stdout + r.stderr
+    for name in names:
+        want[name] = sha(MANY_FDS_CHUNK(name))
+    assert a.stats()["kvfs_write_publication_walks"] == walks, \
+        "write-back closes walked the writer's descriptors: %s" % a.stats()
+    ok("a writer %s: 16 chunks accepted, no walk of its descriptors" % r.stdout.strip())
+    # A shell's redirection keeps the file on another descriptor between writes: the upload
+    # waits for that descriptor (its RELEASE), so the object is never the first part alone.
+    # (Past the second the upload waits for the writer's RELEASE, it walks /proc and finds fd 3.)
+    shell = os.path.join(a.mnt, "shell.data")
+    walks = a.stats()["kvfs_write_publication_walks"]
+    subprocess.run(["bash", "-c", 'exec 3>"$1"; printf part >&3; sleep 1.5; printf rest >&3; '
+                    'exec 3>&-', "_", shell], check=True, timeout=STEP_TIMEOUT)
+    assert a.stats()["kvfs_write_publication_walks"] > walks, a.stats()
+    r = subprocess.run([ctx.kvfs, "sync", a.mnt], capture_output=True, text=True,
+                       timeout=STEP_TIMEOUT)
+    assert r.returncode == 0, "kvfs sync: %d %s" % (r.returncode, r.stderr)
+    assert store.objects().get("shell.data", (0, ""))[1] == sha(b"partrest"), \
+        store.objects().get("shell.data")
+    want["shell.data"] = sha(b"partrest")
+    ok("exec 3>f; printf part >&3; printf rest >&3: stored whole, after the shell's last close")
     # Unmount right after the closes: the daemon stores them before it exits.
     for i in range(8):
         name = "late-%d.data" % i
@@ -1153,6 +1182,25 @@ def case_write_back(ctx):
     b.unmount()
     check_store(store, want)
     ok("SIGTERM right after 8 closes: all stored before the daemon exited")
+
+
+def MANY_FDS_CHUNK(name):
+    return (name.encode() * (2 * MIB // len(name) + 1))[:2 * MIB]
+
+
+MANY_FDS_WRITER = r"""
+import os, resource, sys
+mnt, n, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+if soft < n + 64:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 64), hard))
+held = [os.open("/dev/null", os.O_RDWR) for _ in range(n)]
+MIB = 1 << 20
+for name in names:
+    with open(os.path.join(mnt, name), "wb") as f:
+        f.write((name.encode() * (2 * MIB // len(name) + 1))[:2 * MIB])
+print("holding %d descriptors" % len(held), flush=True)
+"""
 
 
 BURST_WRITER = r"""
