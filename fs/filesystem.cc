@@ -494,7 +494,7 @@ bool Filesystem::VisibleTo(const SpoolFile& lf, pid_t pid) const {
 
 Status Filesystem::StoreMissed(const std::string& key) {
   ++lookups_.sent_misses;
-  unlinked_.Forget(key);  // gone from the store: a new object of that name will show
+  unlinked_.ForgetGone(key);  // gone from the store: a new object of that name will show
   meta_.PutMissing(key);
   listings_.NoteMiss(key);
   return Status::NotFound("no such file: " + key);
@@ -943,8 +943,12 @@ void Filesystem::Apply(const SpoolFile::Outcome& out, const std::shared_ptr<Spoo
     case SpoolFile::Outcome::kOrphaned:
       // Unlinked while its queued upload was on its way: the unlink's rules apply to the object
       // the upload made, as if it had come after it - unless this node has a newer file of the
-      // name, which owns it now.
-      if (local_files_.Find(out.info.key) == nullptr) (void)ForgetUnlinked(out.info, true);
+      // name, which owns it now. Until then the name was hidden whatever it held (HidePending).
+      if (!out.object_remains || local_files_.Find(out.info.key) != nullptr) {
+        unlinked_.ForgetPending(out.info.key);
+        return;
+      }
+      (void)ForgetUnlinked(out.info, true);
       return;
     case SpoolFile::Outcome::kDropped:
       // No object, no visible file: the kernel saw the name created, so it is told to forget it.
@@ -1542,7 +1546,13 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
   }
   std::shared_ptr<SpoolFile> lf = local_files_.Take(key);
   // Open handles keep their bytes, but nothing is uploaded any more.
-  const bool was_temp = lf && lf->Discard();
+  bool transfer_under_way = false;
+  const bool was_temp = lf && lf->Discard(&transfer_under_way);
+  if (transfer_under_way) {
+    // Its queued upload is on its way and may make the object any moment: the name reads as
+    // missing here from now on, not only once that upload ends (Apply, kOrphaned).
+    unlinked_.HidePending(key);
+  }
   if (was_temp) {  // local only: nothing remote to remove
     inodes_.Detach(parent, name);
     return Status::OK();
@@ -1593,6 +1603,7 @@ Status Filesystem::ForgetUnlinked(const ObjectInfo& gone, bool orphan) {
     Status st = store_->Delete(gone.key, only);
     reader_->Invalidate(gone.key);
     meta_.PutMissing(gone.key);
+    unlinked_.ForgetPending(gone.key);  // hidden until this delete (HidePending)
     if (st.ok()) Announce(FeedEvent::kRemoved, gone.key);
     return st;
   };

@@ -521,9 +521,11 @@ SpoolFile::Outcome SpoolFile::UploadQueuedLocked() {
   // handed back, for the unlink's rules to apply to it as if it had come after the upload.
   queued_atomic_.store(false);
   Outcome out;
+  out.kind = Outcome::kOrphaned;
   out.place = place;
+  out.info.key = place.key;
   if (up.ok()) {
-    out.kind = Outcome::kOrphaned;
+    out.object_remains = true;
     out.info = std::move(up->info);
     out.info.key = place.key;
   }
@@ -648,8 +650,9 @@ SpoolFile::Outcome SpoolFile::Abandon(pid_t pid) {
   return RecordLocked(out);
 }
 
-bool SpoolFile::Discard() {
+bool SpoolFile::Discard(bool* transfer_under_way) {
   MutexLock l(&mu_);
+  if (transfer_under_way != nullptr) *transfer_under_way = uploading_;
   if (state_ != State::kFailed) {
     UnsealLocked();  // an unlink cancels a pending upload
     state_ = State::kDiscarded;

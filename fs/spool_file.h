@@ -92,8 +92,9 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
       kRejected,   // a rename's upload failed; the file is unchanged: `status`
       kDropped,    // the file failed (kFailed) or was abandoned (kDiscarded) just now: the
                    // name `place` disappears; `status` is the failure
-      kOrphaned,   // a queued upload made the object `info` after the name was unlinked (the
-                   // unlink did not wait for the transfer): the name must not show it
+      kOrphaned,   // a queued upload's transfer ended after the name was unlinked (the unlink
+                   // did not wait for it); object_remains: it made the object `info`, which the
+                   // name must not show
       kNotQueued,  // Commit(queue_only): the chunk would be refused or uploaded now; unchanged
     };
     Kind kind = kNothing;
@@ -249,8 +250,9 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // between (nobody will rename it: it would hold its name and spool until unmount).
   Outcome Abandon(pid_t pid) EXCLUDES(mu_);
   // unlink(), or another file renamed over this one: never uploaded; open handles keep their
-  // bytes. Returns whether it was a temp file.
-  bool Discard() EXCLUDES(mu_);
+  // bytes. Returns whether it was a temp file. *transfer_under_way (optional): a queued upload's
+  // bytes were on their way - its end reports kOrphaned.
+  bool Discard(bool* transfer_under_way = nullptr) EXCLUDES(mu_);
   // Another file was renamed over this one's name. A file still open for writing (kClean or
   // kDirty with handles) or accepted and queued (write_back) is not discarded: its writer's
   // close() must not return 0 with nothing stored, so it keeps its bytes and publishes at its

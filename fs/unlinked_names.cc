@@ -12,9 +12,36 @@ bool UnlinkedNames::SameObject(const ObjectInfo& a, const ObjectInfo& b) {
 void UnlinkedNames::Hide(const ObjectInfo& info) {
   if (max_entries_ == 0) return;
   MutexLock l(&mu_);
+  InsertLocked(info.key, Hidden{info, 0, false});
+}
+
+void UnlinkedNames::HidePending(const std::string& key) {
+  if (max_entries_ == 0) return;
+  MutexLock l(&mu_);
+  if (hidden_.count(key) != 0) return;
+  Hidden h;
+  h.info.key = key;
+  h.pending = true;
+  InsertLocked(key, std::move(h));
+}
+
+void UnlinkedNames::ForgetPending(const std::string& key) {
+  MutexLock l(&mu_);
+  auto it = hidden_.find(key);
+  if (it != hidden_.end() && it->second.pending) hidden_.erase(it);
+}
+
+void UnlinkedNames::ForgetGone(const std::string& key) {
+  MutexLock l(&mu_);
+  auto it = hidden_.find(key);
+  if (it != hidden_.end() && !it->second.pending) hidden_.erase(it);
+}
+
+void UnlinkedNames::InsertLocked(const std::string& key, Hidden h) {
   const uint64_t seq = next_seq_++;
-  hidden_[info.key] = Hidden{info, seq};
-  order_.emplace_back(info.key, seq);
+  h.seq = seq;
+  hidden_[key] = std::move(h);
+  order_.emplace_back(key, seq);
   while (hidden_.size() > max_entries_ && !order_.empty()) {
     auto [key, s] = order_.front();
     order_.pop_front();
@@ -38,7 +65,7 @@ bool UnlinkedNames::Hides(const ObjectInfo& info) {
   MutexLock l(&mu_);
   auto it = hidden_.find(info.key);
   if (it == hidden_.end()) return false;
-  if (SameObject(it->second.info, info)) return true;
+  if (it->second.pending || SameObject(it->second.info, info)) return true;
   hidden_.erase(it);
   return false;
 }

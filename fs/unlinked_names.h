@@ -31,18 +31,28 @@ class UnlinkedNames {
 
   // The name of `info` (info.key) was unlinked here while its object was `info`.
   void Hide(const ObjectInfo& info) EXCLUDES(mu_);
+  // The name `key` was unlinked here while this node's upload of it was on its way (write-back):
+  // whatever object the name holds is hidden until that upload ends - then Hide() of the object
+  // it made, or ForgetPending() if it made none. A name already hidden stays as it is.
+  void HidePending(const std::string& key) EXCLUDES(mu_);
+  void ForgetPending(const std::string& key) EXCLUDES(mu_);
   // Whether `info` (what the store or a cache says is under info.key) is the object this node
   // unlinked. A different object ends the hiding (returns false).
   bool Hides(const ObjectInfo& info) EXCLUDES(mu_);
-  // The name was published again here, or is gone from the store: nothing to hide any more.
+  // The name was published again here: nothing to hide any more.
   void Forget(const std::string& key) EXCLUDES(mu_);
+  // The store has no object of the name: nothing to hide any more - unless this node's upload of
+  // it is still on its way (HidePending), which may make one.
+  void ForgetGone(const std::string& key) EXCLUDES(mu_);
   size_t size() const EXCLUDES(mu_);
 
  private:
   struct Hidden {
     ObjectInfo info;
     uint64_t seq = 0;
+    bool pending = false;  // HidePending: any object of the name
   };
+  void InsertLocked(const std::string& key, Hidden h) REQUIRES(mu_);
   static bool SameObject(const ObjectInfo& a, const ObjectInfo& b);
 
   const size_t max_entries_;

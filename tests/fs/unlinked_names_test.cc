@@ -41,6 +41,27 @@ TEST(UnlinkedNamesTest, ForgetShowsTheNameAgain) {
   EXPECT_FALSE(names.Hides(Obj("a", "e1")));
 }
 
+// Unlinked while this node's upload of it was on its way: any object of the name is hidden until
+// the upload ends - with the object it made (Hide), or none (ForgetPending).
+TEST(UnlinkedNamesTest, APendingNameHidesAnyObjectUntilTheUploadEnds) {
+  UnlinkedNames names(10);
+  names.HidePending("a");
+  EXPECT_TRUE(names.Hides(Obj("a", "e1")));
+  EXPECT_TRUE(names.Hides(Obj("a", "e2")));
+  names.Hide(Obj("a", "made"));  // the upload made this one
+  names.ForgetPending("a");      // not pending any more: no effect
+  EXPECT_TRUE(names.Hides(Obj("a", "made")));
+  EXPECT_FALSE(names.Hides(Obj("b", "x")));
+  names.HidePending("b");
+  names.ForgetGone("b");  // a lookup that found nothing yet: the upload may still make it
+  EXPECT_TRUE(names.Hides(Obj("b", "x")));
+  names.ForgetPending("b");  // the upload made nothing
+  EXPECT_FALSE(names.Hides(Obj("b", "x")));
+  names.Hide(Obj("c", "old"));
+  names.HidePending("c");  // already hidden: stays as it was
+  EXPECT_FALSE(names.Hides(Obj("c", "new")));
+}
+
 TEST(UnlinkedNamesTest, TheOldestAreForgottenBeyondTheBound) {
   UnlinkedNames names(3);
   for (const char* k : {"a", "b", "c", "a", "d"}) names.Hide(Obj(k, "e"));

@@ -777,18 +777,24 @@ def case_disk_full(ctx):
     os.makedirs(mnt)
     log_path = ctx.path("kvfs-full.log")
     o = dict(store.opts, cache_dir=disk + "/cache", cache_size="1GiB")
-    cmd = [ctx.kvfs, store.source, mnt, "-f", "-o", ",".join("%s=%s" % kv for kv in o.items())]
     proc = None
-    try:
+
+    def start(opts, log_path):
+        """kvfs -f over the small disk, its output in log_path; returns once mounted."""
+        cmd = [ctx.kvfs, store.source, mnt, "-f", "-o",
+               ",".join("%s=%s" % kv for kv in opts.items())]
         with open(log_path, "w") as log:
-            proc = subprocess.Popen(cmd, env=dict(os.environ, **store.env), stdout=log,
-                                    stderr=subprocess.STDOUT)
+            p = subprocess.Popen(cmd, env=dict(os.environ, **store.env), stdout=log,
+                                 stderr=subprocess.STDOUT)
         deadline = time.time() + STEP_TIMEOUT
         while not mounted(mnt):
-            assert proc.poll() is None, "kvfs -f exited %s: %s" % (proc.returncode,
-                                                                   open(log_path).read())
+            assert p.poll() is None, "kvfs -f exited %s: %s" % (p.returncode,
+                                                                open(log_path).read())
             assert time.time() < deadline, "kvfs -f did not mount"
             time.sleep(0.05)
+        return p
+    try:
+        proc = start(o, log_path)
         text = open(log_path).read()
         want = "cache_size 1073741824 bytes is larger than the file system of cache_dir"
         assert want in text and "(4194304 bytes)" in text, "no cache_size warning: %r" % text
@@ -819,16 +825,7 @@ def case_disk_full(ctx):
         # full spool disk at the close is, and the chunk is refused with ENOSPC.
         shutil.rmtree(disk + "/cache", ignore_errors=True)
         log_path = ctx.path("kvfs-full-ptw.log")
-        o["passthrough_writes"] = "true"
-        cmd = [ctx.kvfs, store.source, mnt, "-f", "-o", ",".join("%s=%s" % kv for kv in o.items())]
-        with open(log_path, "w") as log:
-            proc = subprocess.Popen(cmd, env=dict(os.environ, **store.env), stdout=log,
-                                    stderr=subprocess.STDOUT)
-        deadline = time.time() + STEP_TIMEOUT
-        while not mounted(mnt):
-            assert proc.poll() is None, "kvfs -f exited %s" % proc.returncode
-            assert time.time() < deadline, "kvfs -f did not mount"
-            time.sleep(0.05)
+        proc = start(dict(o, passthrough_writes="true"), log_path)
         fd = os.open(os.path.join(mnt, "new2.pt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         expect_errno(fill, errno.ENOSPC, "passthrough_writes: write of 16 MiB into the 4 MiB spool")
         expect_errno(lambda: os.close(fd), errno.ENOSPC, "passthrough_writes: close after it")
@@ -838,6 +835,30 @@ def case_disk_full(ctx):
         assert "spool's file system is full" in text, "refusal not logged: %r" % text[-2000:]
         assert "new2.pt" not in store.objects(), "passthrough_writes: a failed chunk published"
         ok("passthrough_writes: close is ENOSPC, logged, nothing published")
+        # write_back (tuned): a write that does not fit is ENOSPC as without it and nothing is
+        # sealed or published; a chunk that fits is accepted and stored.
+        shutil.rmtree(disk + "/cache", ignore_errors=True)
+        proc = start(dict(o, write_back="true"), ctx.path("kvfs-full-wb.log"))
+        fd = os.open(os.path.join(mnt, "new3.pt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        expect_errno(fill, errno.ENOSPC, "write_back: write of 16 MiB into the 4 MiB spool")
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+        fits = chunk("fits", 2 * MIB + 3)
+        write_chunk(mnt, "fits.pt", fits)
+        r = subprocess.run([ctx.kvfs, "sync", mnt], capture_output=True, text=True,
+                           timeout=STEP_TIMEOUT)
+        assert r.returncode == 0, "kvfs sync: %d %s" % (r.returncode, r.stderr)
+        subprocess.run(["fusermount3", "-u", mnt], check=True, timeout=STEP_TIMEOUT)
+        proc.wait(timeout=STEP_TIMEOUT)
+        objs = store.objects()
+        assert "new3.pt" not in objs, "write_back: the chunk whose write failed was published"
+        assert objs.get("fits.pt", (0, ""))[1] == sha(fits), "write_back: %s" % objs.get("fits.pt")
+        assert not [n for n in os.listdir(disk + "/cache/spool") if n.endswith(".seal")], \
+            "write_back: a seal was left behind"
+        ok("write_back: the write that does not fit is ENOSPC, nothing sealed or published; "
+           "a chunk that fits is stored")
     finally:
         if proc is not None and proc.poll() is None:
             subprocess.run(["fusermount3", "-uz", mnt], capture_output=True)

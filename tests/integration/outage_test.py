@@ -120,8 +120,8 @@ def expect_bounded_failure(what, fn, bound=BOUNDED):
 def sealed_chunks_outlive_a_killed_daemon(ctx, store):
     """write_back: chunks accepted (close() or rename() returned 0) while the store holds every
     PUT, then kill -9 of the daemon: a mount over the same cache - at the default write_back -
-    uploads each of them byte-exact; a chunk still being written and a sealed spool whose bytes
-    were changed on the disk are never published."""
+    uploads each of them byte-exact (a multipart one killed mid-upload too); a chunk still being
+    written and a sealed spool whose bytes were changed on the disk are never published."""
     cache = ctx.path("cache-wb")
     a = Daemon(ctx, store, ctx.path("mnt-wb"), cache, {"write_back": "true"}, name="wb")
     store.control("/__fault/rules",
@@ -136,10 +136,15 @@ def sealed_chunks_outlive_a_killed_daemon(ctx, store):
     for name in ("direct.data", "victim.data"):  # SGLang's HiCacheFile: written under its name
         want[name] = chunk(name, 3 * daemon_test.MIB + 1)
         write_chunk(a.mnt, name, want[name])
+    # A multipart chunk (LMCache's 32 MiB chunks and up): its parts go out while it is written
+    # (upload_while_writing) and hang, so the kill comes in the middle of its multipart upload.
+    want["multipart.data"] = chunk("multipart.data", 40 * daemon_test.MIB + 3)
+    write_chunk(a.mnt, "multipart.data", want["multipart.data"])
     for name, data in want.items():
         assert read_direct(os.path.join(a.mnt, name)) == data, "A reads %s differently" % name
     assert a.stats()["kvfs_write_back_pending"] == len(want), "uploads ran past the stall"
-    ok("%d chunks accepted and read back on their node while every PUT stalls" % len(want))
+    ok("%d chunks accepted (one of them multipart, its parts hanging) and read back on their "
+       "node while every PUT stalls" % len(want))
     w = subprocess.Popen([sys.executable, "-c", daemon_test.UNCLOSED_WRITER,
                           os.path.join(a.mnt, "partial.data"), str(2 * daemon_test.MIB)],
                          stdout=subprocess.PIPE, text=True)
