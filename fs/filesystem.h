@@ -176,7 +176,7 @@ class Filesystem {
   Status ReadDir(uint64_t dir_fh, uint64_t offset, const DirStream::Visitor& add, uint64_t ino = 0,
                  pid_t pid = 0);
   void ReleaseDir(uint64_t dir_fh);
-  // Memory held by open directory handles (tests; the README's memory bound).
+  // Memory held by open directory handles (tests; the memory bound in docs/tuning.md).
   size_t DirHandleBytes() const;
   Result<FsEntry> Mkdir(uint64_t parent, const std::string& name);
   Status Rmdir(uint64_t parent, const std::string& name);

@@ -25,7 +25,7 @@ import traceback
 import types
 
 # A chunk another node stored is found within negative_cache_ttl_ms (500 ms) plus a request: the
-# README's bound is 1 s at p99, and the checks wait no longer than that.
+# docs/guarantees.md's bound is 1 s at p99, and the checks wait no longer than that.
 SEEN_WAIT = 1.0
 # A name another node deleted is gone within metadata_cache_ttl_secs (30 s, the default) plus the
 # one lookup a cached copy is still served for while it is revalidated.

@@ -40,7 +40,7 @@ TEST(MetaCacheTest, StaysWithinItsBytes) {
   EXPECT_EQ(cache.Get(Key(99999))->info.key, Key(99999));
 }
 
-// The bounds the README and the man page state (MEMORY).
+// The bounds docs/tuning.md (Memory) and the man page (MEMORY) state.
 TEST(MetaCacheTest, TheStatedBounds) {
   EXPECT_EQ(FsOptions{}.metadata_cache_max_bytes, 64u << 20);
   EXPECT_EQ(MetaCache::kEntryOverhead, 384u);

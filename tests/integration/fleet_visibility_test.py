@@ -4,7 +4,7 @@
 
 - a node that has answered 300 misses in a directory (flat, as LMCache's MP fs adapter and
   SGLang keep it, and a leaf of vLLM's / llm-d's hashed tree) finds another node's new chunk within
-  the bound: negative_cache_ttl_ms (500 ms) plus one request; the README promises 1 s at p99 and
+  the bound: negative_cache_ttl_ms (500 ms) plus one request; docs/guarantees.md promises 1 s at p99 and
   never more than 2 s, and the check fails past 2 s;
 - 500 chunks another node stores, each missed here just before, are all found within 2 s of the
   last close (about half a second at light load);
@@ -37,7 +37,7 @@ from engines_two_mounts_replay import run_checks
 
 KIB = 1 << 10
 MIB = 1 << 20
-BOUND = 2.0  # never more than this (README, man kvfs.8: negative_cache_ttl_ms)
+BOUND = 2.0  # never more than this (docs/guarantees.md, man kvfs.8: negative_cache_ttl_ms)
 POSITIVE_TTL = 30  # metadata_cache_ttl_secs, the default
 FEED_MISS_TTL = 10  # feed_miss_ttl_secs, the default: the bound for chunks the feed never told
 
