@@ -111,6 +111,19 @@ class WriteBackTest : public FsTestBase {
     return std::find(keys.begin(), keys.end(), "p/" + name) != keys.end();
   }
   void UnlinkWhileItUploads(UnlinkPolicy policy, bool stored_first);
+  // Opens inode `ino` for reading and checks it reads `want`; returns the open handle.
+  uint64_t OpenAndRead(uint64_t ino, const std::string& want) {
+    auto o = fs_->Open(ino, O_RDONLY);
+    EXPECT_TRUE(o.ok()) << o.status().ToString();
+    if (!o.ok()) return 0;
+    std::string buf(want.size() + 64, '\0');
+    auto n = fs_->Read(o->fh, 0, buf.size(), buf.data());
+    EXPECT_TRUE(n.ok()) << n.status().ToString();
+    if (n.ok()) {
+      EXPECT_EQ(buf.substr(0, *n), want);
+    }
+    return o->fh;
+  }
   // Mounts over `gate`, writes `name` and closes it (still open: returns its handle) - accepted,
   // its upload's PUT held at the gate: the transfer is under way.
   uint64_t AcceptedAndHeld(const std::shared_ptr<GatedStore>& gate, const std::string& name,
@@ -136,16 +149,10 @@ TEST_F(WriteBackTest, CloseReturnsBeforeTheUploadAndTheChunkIsShownHereAtOnce) {
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_NE(e->attr.ino, 0u);
   EXPECT_EQ(e->attr.size, 11u);
-  // Opened and read while its upload waits at the gate. (The last handle's release waits for
-  // the upload: the kernel sends it after close() has returned.)
-  auto o = fs_->Open(e->attr.ino, O_RDONLY);
-  ASSERT_TRUE(o.ok()) << o.status().ToString();
-  std::string buf(64, '\0');
-  auto n = fs_->Read(o->fh, 0, buf.size(), buf.data());
-  ASSERT_TRUE(n.ok()) << n.status().ToString();
-  EXPECT_EQ(buf.substr(0, *n), "whole chunk");
+  // Opened and read while its upload waits at the gate.
+  const uint64_t fh = OpenAndRead(e->attr.ino, "whole chunk");
   gate->Open();
-  ASSERT_TRUE(fs_->Release(o->fh).ok());
+  ASSERT_TRUE(fs_->Release(fh).ok());
   fs_->DrainWriteBack();
   EXPECT_TRUE(Stored("a.bin"));
   WriteBackStats s = fs_->WriteBackStatsNow();
@@ -419,21 +426,16 @@ TEST_F(WriteBackTest, NothingWaitsForTheFilesLockWhileItsUploadIsOnItsWay) {
   EXPECT_TRUE(EndsWhileTheUploadIsHeld(*gate, [&] {
     auto e = fs_->Lookup(1, "c.bin");
     ASSERT_TRUE(e.ok()) << e.status().ToString();
-    auto o = fs_->Open(e->attr.ino, O_RDONLY);
-    ASSERT_TRUE(o.ok()) << o.status().ToString();
-    std::string buf(64, '\0');
-    auto n = fs_->Read(o->fh, 0, buf.size(), buf.data());
-    ASSERT_TRUE(n.ok()) << n.status().ToString();
-    EXPECT_EQ(buf.substr(0, *n), "whole chunk");
+    const uint64_t rfh = OpenAndRead(e->attr.ino, "whole chunk");
     {
       ScopedDeadline deadline(200, "blocking_timeout=0.2s");
-      Status st = fs_->Fsync(o->fh);
+      Status st = fs_->Fsync(rfh);
       EXPECT_EQ(st.code(), StatusCode::kDeadlineExceeded) << st.ToString();
       EXPECT_NE(st.message().find("c.bin"), std::string::npos) << st.ToString();
       st = fs_->Rename(1, "c.bin", 1, "moved.bin", 0);
       EXPECT_EQ(st.code(), StatusCode::kDeadlineExceeded) << st.ToString();
     }
-    EXPECT_TRUE(fs_->Release(o->fh).ok());
+    EXPECT_TRUE(fs_->Release(rfh).ok());
     EXPECT_TRUE(fs_->Release(fh).ok());  // the writer's own release
   })) << "an operation on the file waited for its upload";
   gate->Open();
