@@ -45,6 +45,11 @@ std::chrono::milliseconds MissTtlMax(const FsOptions& o) {
                                                       std::chrono::seconds(o.metadata_ttl_secs)));
 }
 
+// The writer's RELEASE follows its close() within microseconds when it was its last descriptor
+// of the file (a second leaves room for a loaded machine); later, the /proc walk decides whether
+// it holds another (Filesystem::WriterHoldsAnother).
+constexpr auto kReleaseWait = std::chrono::milliseconds(1000);
+
 }  // namespace
 
 Result<std::unique_ptr<Filesystem>> Filesystem::Create(std::shared_ptr<ObjectStore> store,
@@ -210,8 +215,12 @@ Result<Filesystem::Node> Filesystem::Resolve(const std::string& key, bool* needs
   auto remote = ResolveRemote(key, needs_store);
   if (needs_store != nullptr && *needs_store) return remote;
   // A write in progress shows only while no complete object of that name exists: readers of a
-  // chunk being rewritten get the uploaded bytes, never a partial file.
-  if (lf && (!remote.ok() || remote->kind != MetaEntry::kFile)) {
+  // chunk being rewritten get the uploaded bytes, never a partial file. A whole version accepted
+  // here (write_back, its upload to follow) is what this node shows, over the older object too:
+  // a reader after the close must not get the bytes it replaced (LMCache's DEVDAX L1 rewrites a
+  // file through a mapping right after its first close).
+  const bool accepted = lf && lf->queued_now() && lf->published_now();
+  if (lf && (accepted || !remote.ok() || remote->kind != MetaEntry::kFile)) {
     return local_node();
   }
   if (lf && remote.ok()) remote->written_here = true;
@@ -968,11 +977,8 @@ WriteBack::Ending Filesystem::UploadAccepted(SpoolFile& lf, uint64_t rule_ino) {
   // outage costs one attempt a minute per pending chunk.
   constexpr auto kFirstRetry = std::chrono::milliseconds(1000);
   constexpr auto kLastRetry = std::chrono::milliseconds(60'000);
-  // The writer's RELEASE follows its close() within microseconds when it was its last
-  // descriptor of the file (a second leaves room for a loaded machine); later, the /proc walk
-  // decides (once a second while one remains). Only a writer that holds another descriptor
-  // waits that long: its upload waits for that descriptor anyway.
-  constexpr auto kReleaseWait = std::chrono::milliseconds(1000);
+  // The walk runs once a second while the writer holds another descriptor. Only such a writer
+  // waits longer than its RELEASE (kReleaseWait): its upload waits for that descriptor anyway.
   constexpr auto kHeldRecheck = std::chrono::milliseconds(1000);
   if (rule_ino != 0 && !lf.WaitForWriters(kReleaseWait)) {
     // Accepted at a close whose publication rule was left to here (Commit): another
@@ -1149,6 +1155,14 @@ std::string Filesystem::SyncAccepted() {
   for (const std::string& key : local_files_.KeysWithPrefix("")) {
     std::shared_ptr<SpoolFile> lf = local_files_.Find(key);
     if (lf == nullptr || !lf->queued_now()) continue;
+    // Not accepted yet while its writer holds another descriptor of it (a dup, a shell's
+    // redirection): the close that queued it left that rule to its upload (UploadAccepted), and
+    // a sync must not publish it ahead of that descriptor's close.
+    if (!lf->WaitForWriters(kReleaseWait)) {
+      const SpoolFile::Place at = lf->place();
+      const std::optional<uint64_t> ino = inodes_.Find(at.parent_ino, at.name);
+      if (ino && WriterHoldsAnother(*lf, *ino)) continue;
+    }
     // As fsync() does: waits for an upload under way, or uploads it here (the queued task then
     // finds it stored); a failure leaves it queued and sealed.
     const SpoolFile::Outcome out = lf->Commit(/*wait=*/true);
@@ -1702,6 +1716,12 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     // write_back: a chunk renamed to a final name is accepted once the queue has room for it -
     // unless the target holds a chunk the exists policy would keep (another non-empty size, as
     // the kernel's lookup of it just found): the rename then waits for that answer (EEXIST).
+    // A target this node accepted and has not stored yet is stored first (as fsync() would), so
+    // that the answer is the one the rename would get once it is.
+    if (std::shared_ptr<SpoolFile> held = local_files_.Find(dst_key);
+        held != nullptr && held != lf && held->queued_now()) {
+      (void)held->Commit(/*wait=*/true);  // recorded by the file; a failure leaves it queued
+    }
     const std::optional<MetaEntry> target = meta_.Get(dst_key);
     const bool refused_ahead = target && target->kind == MetaEntry::kFile &&
                                uploader_.WouldRefuse(target->info.size, lf->size_now());

@@ -64,16 +64,18 @@ struct FsOptions {
   // overlaps the write. Files reaching one multipart_part_size are then stored as multipart
   // uploads even below multipart_threshold.
   bool upload_while_writing = true;
-  // What close() (and rename() to a final name) waits for. false: the object is durable in the
-  // store when it returns. true (write-back): the chunk is whole in the spool - readable by every
-  // process on this node at once, by other nodes once its upload ends - and the upload follows on
+  // What close() (and rename() to a final name) waits for. true (write-back, the default: no
+  // engine's disk tier calls fsync(), and the engines' own S3 clients do not wait for a PUT
+  // either): the chunk is whole in the spool - readable by every process on this node at once,
+  // by other nodes once its upload ends - and the upload follows on
   // write_back_uploads threads; fsync(), a descriptor opened O_SYNC/O_DSYNC and unmount wait for
   // it. At most write_back_bytes wait or upload at once; a close past it waits for room. A
   // background upload the store refuses (EEXIST) drops the name (logged, kvfs_write_back_failed);
   // one that fails otherwise (an outage) is tried again with backoff. An accepted chunk
   // is sealed in the spool (SpoolSeal) before its close returns: a crash of the daemon before its
-  // upload leaves it sealed and the next mount uploads it.
-  bool write_back = false;
+  // upload leaves it sealed and the next mount uploads it. false: the object is durable in the
+  // store when close() returns.
+  bool write_back = true;
   int write_back_uploads = 16;
   uint64_t write_back_bytes = 1ull << 30;
   // Force a write-back chunk and its seal to the spool's disk (fdatasync) before its close

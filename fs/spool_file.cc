@@ -150,6 +150,11 @@ bool SpoolFile::FsyncWaits() {
   return state_ == State::kQueued || state_ == State::kFailed;
 }
 
+SpoolFile::Place SpoolFile::place() const {
+  MutexLock l(&mu_);
+  return place_;
+}
+
 uint64_t SpoolFile::size_now() const {
   if (kernel_written_atomic_.load()) {
     struct stat st;
@@ -402,10 +407,12 @@ SpoolFile::Outcome SpoolFile::Commit(bool wait, bool queue_only) {
 
 SpoolFile::Outcome SpoolFile::CommitLocked(bool wait, bool queue_only) {
   Outcome out;
-  if (wait && uploading_) {
+  if (uploading_ && (wait || kernel_written_)) {
     // fsync() of a chunk whose queued upload is on its way: its end answers (or this waits to
-    // upload it again, if it failed).
-    out.status = WaitForTransferLocked("fsync() waited");
+    // upload it again, if it failed). A close of a file the kernel writes (passthrough_writes):
+    // its writes are seen only once the transfer ended (CatchUpLocked), and this close is the
+    // one that must make them the next version - a shared mapping's writes were lost otherwise.
+    out.status = WaitForTransferLocked(wait ? "fsync() waited" : "close() waited");
     if (!out.status.ok()) return out;
   }
   CatchUpLocked();
@@ -428,9 +435,10 @@ SpoolFile::Outcome SpoolFile::CommitLocked(bool wait, bool queue_only) {
     }
     return FailLocked(std::move(st));
   }
-  // The name's object would refuse these bytes (exists policy): the close waits for that answer.
+  // The name's object would refuse these bytes (exists policy), or another version was renamed
+  // over this one: the close waits for that answer.
   const bool refused_ahead =
-      over_size_ && !replaces_ && deps_.uploader->WouldRefuse(*over_size_, size_);
+      displaced_ || (over_size_ && !replaces_ && deps_.uploader->WouldRefuse(*over_size_, size_));
   if (!wait && !refused_ahead && SealLocked(place_).ok()) {
     // Write-back: the chunk is whole and sealed; the name shows it on this node from here on.
     QueuedLocked();
@@ -675,6 +683,7 @@ bool SpoolFile::Displace() {
           "writer's close publishes them against the renamed file's object (conditional create: "
           "EEXIST unless the same bytes)",
           place_.display, size_);
+      displaced_ = true;
       return false;
     }
   }

@@ -140,6 +140,8 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // --- Observers that never wait for an upload ---
   // The kernel's writes (passthrough_writes) are not seen: their size is read from the spool.
   uint64_t size_now() const;
+  // Where the file is (its key, name and parent): a copy, as a rename may move it meanwhile.
+  Place place() const EXCLUDES(mu_);
   int64_t mtime_sec() const { return mtime_sec_; }
   bool temp_now() const { return temp_atomic_.load(); }
   // Whether these bytes are what the file's name shows on this node (kCommitted, or kQueued: a
@@ -366,6 +368,9 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   struct timespec seen_mtime_ GUARDED_BY(mu_) {};
   // OverObjectOf: the size of the object the name held when this version was opened.
   std::optional<uint64_t> over_size_ GUARDED_BY(mu_);
+  // Renamed over while being written (Displace): another version owns the name, so this one's
+  // close waits for the store's answer (EEXIST unless the same bytes) instead of being accepted.
+  bool displaced_ GUARDED_BY(mu_) = false;
   // kQueued with its seal written (SpoolSeal), and the CRC32C the seal holds.
   bool sealed_ GUARDED_BY(mu_) = false;
   std::optional<uint32_t> sealed_crc_ GUARDED_BY(mu_);

@@ -37,10 +37,11 @@ import kvfs_census  # noqa: E402 - run.py --census
 # keeps the default, local, which keeps the object for the other nodes.
 MOUNT_OPTS = {"cache_size": "8GiB"}
 REMOTE_UNLINK_OPTS = dict(MOUNT_OPTS, unlink_policy="remote")
-# Node W: the defaults plus write_back (close and rename return before the upload), for the disk
-# tiers' own tests of storing and loading through the mount.
-WRITE_BACK_OPTS = dict(MOUNT_OPTS, write_back="true")
-NODE_OPTS = {"A": MOUNT_OPTS, "B": MOUNT_OPTS, "W": WRITE_BACK_OPTS}
+# Node W: the defaults but write_back false (tuned: close and rename return once the object is in
+# the store), for the disk tiers' own tests of storing and loading through the mount in that mode
+# too; every other node runs write-back, the default.
+WRITE_THROUGH_OPTS = dict(MOUNT_OPTS, write_back="false")
+NODE_OPTS = {"A": MOUNT_OPTS, "B": MOUNT_OPTS, "W": WRITE_THROUGH_OPTS}
 TEMP_PATTERNS = ["*.tmp", "*.tmp.*", "*.tmp[0-9a-f]*"]  # kvfs's default temp_patterns
 DAEMON_PIDS = []  # the kvfs daemons: children of this subreaper that kill_orphans keeps
 TWO_NODE_CHECKS = 27  # two_node_checks.py's PASS/FAIL lines: fewer means a check did not run
@@ -85,7 +86,7 @@ GROUPS = [
         "tests/v1/storage_backend/test_path_sharder.py",
         "tests/v1/gpu_connector/gds_backends/test_file.py",
     ], 260),
-    ("disk-tiers-write-back", "W", 300, {}, [
+    ("disk-tiers-write-back-false", "W", 300, {}, [
         "tests/v1/distributed/test_fs_l2_adapter_delete.py",
         "tests/v1/distributed/test_fs_l2_adapter_keys.py",
         "tests/v1/storage_backend/test_fs_connector.py",
@@ -451,14 +452,22 @@ def run_all(py, args, only, ctx, work, tally, census):
             if not only or name in only:
                 run_group(py, args.sdist, work, name, node, nodes[node].mnt, limit, env, files,
                           expect, tally, census)
-        if not only or "disk-tiers-write-back" in only:
-            def wrote_back(w=nodes["W"]):
+        if not only or "disk-tiers-write-back-false" in only:
+            def wrote_through(w=nodes["W"]):
                 s = w.stats()
+                assert s["kvfs_write_back_queued"] == 0 and s["kvfs_write_opens"] > 0, (
+                    "node W (write_back false): %d chunks queued, %d write opens" % (
+                        s["kvfs_write_back_queued"], s["kvfs_write_opens"]))
+            check(tally, "kvfs: node W (write_back false) stored its group's chunks at their "
+                  "closes, none through write-back", wrote_through)
+        if not only or "disk-tiers" in only:
+            def wrote_back(a=nodes["A"]):
+                s = a.stats()
                 assert s["kvfs_write_back_queued"] > 0 and s["kvfs_write_back_failed"] == 0, (
-                    "node W: %d chunks queued, %d failed" % (s["kvfs_write_back_queued"],
+                    "node A: %d chunks queued, %d failed" % (s["kvfs_write_back_queued"],
                                                              s["kvfs_write_back_failed"]))
-            check(tally, "kvfs: node W stored the chunks of its group through write-back",
-                  wrote_back)
+            check(tally, "kvfs: node A (the defaults) stored the chunks of its group through "
+                  "write-back", wrote_back)
         if not only or "2node" in only:
             # Two more nodes with unlink_policy remote; node C keeps every default (local: an
             # engine's delete there stays there).

@@ -142,6 +142,7 @@ def partial_close(ctx, row):
     a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), name="a")
     first = "model@1@0@%016x@bfloat16.pt" % 0x1a2b3c4d5e6f7081
     write_chunk(a.mnt, first, chunk("pc-first", 8 * MIB))
+    a.sync()  # in the store, where b learns the size (the close returned before the upload)
     cfg = ctx.path("lmcache.yaml")
     with open(cfg, "w") as f:
         f.write("chunk_size: 256\nsave_unfull_chunk: false\n")
@@ -161,6 +162,7 @@ def partial_close(ctx, row):
     assert not visible and not in_store, "partial chunk visible on %s, in store: %s" % (
         visible, in_store)
     write_chunk(b.mnt, name, data)
+    b.sync()
     # A node that has not looked the name up (a keeps its miss for metadata_cache_ttl_secs).
     c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), name="c")
     got = read_direct(os.path.join(c.mnt, name))
@@ -189,6 +191,8 @@ def lost_create_race(ctx, row):
         t.start()
     for t in ts:
         t.join()
+    for d in nodes:
+        d.sync()  # both uploads have ended (write_back: the closes returned before them)
     truth = store_bytes(store, "race.pt")
     assert truth in datas, "the store holds neither writer's bytes"
     c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), name="c")
@@ -309,12 +313,14 @@ def subprocess_mid_chunk(ctx, row):
         f.flush()
         subprocess.run(["true"], check=True)  # O_CLOEXEC copy closed at exec
         subprocess.run([sys.executable, "-c", "pass"], close_fds=False, check=True)
+        a.sync()  # a child's close accepted nothing, so nothing is stored after it either
         if "sub.pt" in store.objects():
             seen.append("store")
         if os.path.exists(os.path.join(b.mnt, "sub.pt")):
             seen.append("node b")
         f.write(data[4 * MIB:])
     row.partial += len(seen)
+    a.sync()  # the close returned before the upload (write_back)
     account(row, store.objects(), {"sub.pt": data})
     c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), name="c")
     read_back(row, c.mnt, "sub.pt", data)
@@ -346,6 +352,7 @@ def shell_writers(ctx, row):
             acked[name] = b"hello\n" if name == "echo.txt" else data
         else:
             failed.append("%s: %s" % (name, r.stderr.strip()[:60]))
+    a.sync()  # the closes returned before the uploads (write_back)
     objs = store.objects()
     account(row, objs, acked, [n for n in cmds if n not in acked])
     b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
@@ -381,6 +388,7 @@ def killed_half_written(ctx, row):
     account(row, store.objects(), {}, ["half.pt", "half.pt.tmp"])
     data = chunk("half-full", 8 * MIB)
     write_chunk(a.mnt, "half.pt", data)
+    a.sync()
     account(row, store.objects(), {"half.pt": data})
     c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), name="c")
     read_back(row, c.mnt, "half.pt", data)
@@ -423,6 +431,7 @@ def reader_during_write(ctx, row):
     p.stdin.flush()
     closed = p.stdout.readline().decode().strip()
     assert p.wait() == 0 and closed == "closed", "writer failed: %s" % closed
+    a.sync()  # the close returned before the upload (write_back)
     account(row, store.objects(), {"busy.pt": data})
     read_back(row, a.mnt, "busy.pt", data)
     wait_until(lambda: os.path.exists(os.path.join(b.mnt, "busy.pt")), "the chunk on node b")
@@ -433,40 +442,71 @@ def reader_during_write(ctx, row):
 
 
 def stalled_complete(ctx, row, script):
-    """CompleteMultipartUpload stalls (blocking_timeout 3 s): close() of a 16 MiB multipart chunk
-    fails with ETIMEDOUT/EIO within the bound, no object appears; once the store answers, the
-    same chunk is stored whole."""
+    """CompleteMultipartUpload stalls (blocking_timeout 3 s) under a 16 MiB multipart chunk.
+    At the defaults (write_back) its close() returns 0 at once, `kvfs sync` fails within the
+    bound naming it and no object appears; once the store answers, the upload (retried) stores
+    it whole. With write_back false (tuned) the close itself fails with ETIMEDOUT/EIO within the
+    bound, nothing is stored, and the same chunk is stored whole next."""
     store = outage_test.FaultStore(script, ctx.work)
     try:
         opts = {"blocking_timeout": str(outage_test.BLOCKING_TIMEOUT),
                 "multipart_threshold": "8MiB", "multipart_part_size": "5MiB"}
-        a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), opts, name="a")
-        store.control("/__fault/rules", json.dumps([
-            {"method": "POST", "query": "uploadId", "action": "stall", "seconds": 40,
-             "count": -1}]).encode())
+        stall = json.dumps([{"method": "POST", "query": "uploadId", "action": "stall",
+                             "seconds": 10, "count": -1}]).encode()
         data = chunk("stalled-complete", 16 * MIB)
+
+        a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), opts, name="a")
+        store.control("/__fault/rules", stall)
+        t0 = time.monotonic()
+        write_chunk(a.mnt, "sc.pt", data)  # accepted: its close returns 0
+        closed = time.monotonic() - t0
+        r = subprocess.run([ctx.kvfs, "sync", a.mnt], capture_output=True, text=True,
+                           timeout=outage_test.BOUNDED + 30)
+        synced = time.monotonic() - t0
+        b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
+        if "sc.pt" in fault_listing(b.mnt):
+            row.partial += 1
+        assert closed < outage_test.BOUNDED, "close took %.1fs" % closed
+        assert r.returncode != 0 and "sc.pt" in r.stdout + r.stderr, \
+            "kvfs sync under a stalled completion: exit %d %s" % (r.returncode, r.stdout + r.stderr)
+        assert synced < outage_test.BOUNDED, "kvfs sync took %.1fs" % synced
+        store.recover()
+        # The retried upload stores it once the stalled request gave up (10 s).
+        wait_until(lambda: subprocess.run([ctx.kvfs, "sync", a.mnt], capture_output=True,
+                                          timeout=60).returncode == 0,
+                   "the chunk stored after the outage", 60)
+        c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), name="c")
+        read_back(row, c.mnt, "sc.pt", data)
+        for d in (a, b, c):
+            d.unmount()
+
+        wbf = dict(opts, write_back="false")
+        a = Daemon(ctx, store, ctx.path("mnt-a2"), ctx.path("cache-a2"), wbf,
+                   name="a (write_back false)")
+        store.control("/__fault/rules", stall)
         t0 = time.monotonic()
         err = None
         try:
-            write_chunk(a.mnt, "sc.pt", data)
+            write_chunk(a.mnt, "sc2.pt", data)
         except OSError as e:
             err = e
         secs = time.monotonic() - t0
         store.recover()
-        b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
+        b = Daemon(ctx, store, ctx.path("mnt-b2"), ctx.path("cache-b2"), name="b2")
         listed = fault_listing(b.mnt)
-        if err is None and listed.get("sc.pt") != len(data):  # acknowledged: must be whole
+        if err is None and listed.get("sc2.pt") != len(data):  # acknowledged: must be whole
             row.lost += len(data)
-        elif "sc.pt" in listed:
+        elif "sc2.pt" in listed:
             row.partial += 1
         assert err is not None and err.errno in (errno.ETIMEDOUT, errno.EIO), \
-            "close under a stalled completion: %r" % (err,)
-        assert secs < outage_test.BOUNDED, "close took %.1fs" % secs
-        write_chunk(a.mnt, "sc.pt", data)
-        c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), name="c")
-        read_back(row, c.mnt, "sc.pt", data)
-        row.observed = "close %s after %.1fs; nothing stored; whole rewrite ok" % (
-            errno.errorcode[err.errno], secs)
+            "write_back false: close under a stalled completion: %r" % (err,)
+        assert secs < outage_test.BOUNDED, "write_back false: close took %.1fs" % secs
+        write_chunk(a.mnt, "sc2.pt", data)
+        c = Daemon(ctx, store, ctx.path("mnt-c2"), ctx.path("cache-c2"), name="c2")
+        read_back(row, c.mnt, "sc2.pt", data)
+        row.observed = ("close 0 in %.1fs, sync failed in %.1fs naming it, stored after the "
+                        "outage; write_back false: close %s after %.1fs, nothing stored; whole "
+                        "rewrite ok" % (closed, synced, errno.errorcode[err.errno], secs))
         for d in (a, b, c):
             d.unmount()
     finally:
@@ -500,6 +540,7 @@ def stalled_abort(ctx, row, script):
         assert err is not None and err.errno == errno.EINVAL, "short close: %r" % (err,)
         assert secs < outage_test.BOUNDED, "close took %.1fs" % secs
         write_chunk(a.mnt, "sa.pt", data)
+        a.sync()
         c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), name="c")
         read_back(row, c.mnt, "sa.pt", data)
         store.recover()
@@ -513,47 +554,62 @@ def stalled_abort(ctx, row, script):
 def sigterm_mid_upload(ctx, row, script):
     """SIGTERM while a chunk's upload runs (a container runtime stopping kvfs, which SIGKILLs
     after its grace period): the mount leaves the mount table at once, so a SIGKILL then leaves
-    no dead mount on the node, while the running upload completes - its close() returns 0 and
-    the object is whole in the store - and the daemon exits 0."""
+    no dead mount on the node, while the running upload completes - the object is whole in the
+    store - and the daemon exits 0. At the defaults (write_back) the close returned 0 before the
+    upload, which the exit waits for (write_back_drain_timeout); with write_back false (tuned)
+    the close waits for it and returns 0."""
     store = outage_test.FaultStore(script, ctx.work)
     try:
-        a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), name="a")
-        store.control("/__fault/rules", json.dumps([
-            {"method": "PUT", "key": "term.pt", "action": "stall", "seconds": 4}]).encode())
-        data = chunk("sigterm-mid-upload", 4 * MIB)
-        result = {}
+        seen = []
+        for tag, opts in (("", {}), ("-wbf", {"write_back": "false"})):
+            name = "term%s.pt" % tag
+            a = Daemon(ctx, store, ctx.path("mnt-a" + tag), ctx.path("cache-a" + tag), opts,
+                       name="a" + tag)
+            store.control("/__fault/rules", json.dumps([
+                {"method": "PUT", "key": name, "action": "stall", "seconds": 4}]).encode())
+            data = chunk("sigterm-mid-upload" + tag, 4 * MIB)
+            result = {}
 
-        def writer():
-            try:
-                write_chunk(a.mnt, "term.pt", data)
-                result["closed"] = True
-            except OSError as e:
-                result["error"] = e
+            def writer():
+                try:
+                    write_chunk(a.mnt, name, data)
+                    result["closed"] = True
+                except OSError as e:
+                    result["error"] = e
 
-        t = threading.Thread(target=writer)
-        t.start()
-        time.sleep(1.0)  # the close is waiting for the stalled PUT
-        assert t.is_alive(), "the close returned before its PUT: %r" % result
-        os.kill(a.pid, signal.SIGTERM)
+            t = threading.Thread(target=writer)
+            t.start()
+            time.sleep(1.0)  # the PUT is stalled now
+            if opts:
+                assert t.is_alive(), "write_back false: the close returned before its PUT: %r" % (
+                    result)
+            else:
+                t.join(10)
+                assert result.get("closed"), "the close of an accepted chunk: %r" % result
+            os.kill(a.pid, signal.SIGTERM)
 
-        def in_table():
-            with open("/proc/self/mountinfo") as f:
-                return any(ln.split()[4] == a.mnt for ln in f)
-        wait_until(lambda: not in_table(), "the mount to leave the mount table", 3)
-        detached_while_uploading = t.is_alive()
-        t.join(30)
-        assert not t.is_alive(), "the close never returned"
-        if "closed" not in result:
-            raise AssertionError("close during SIGTERM failed: %r" % result.get("error"))
-        assert detached_while_uploading, "the upload ended before the mount left the table"
-        st = daemon_test.wait_exit(a.pid, "after SIGTERM")
-        assert os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0, "daemon exit status %d" % st
-        ctx.daemons.remove(a)
-        b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
-        read_back(row, b.mnt, "term.pt", data)  # counts lost and corrupt bytes
-        b.unmount()
-        row.observed = ("mount detached at SIGTERM while the upload ran; close 0, object whole; "
-                        "daemon exited 0")
+            def in_table():
+                with open("/proc/self/mountinfo") as f:
+                    return any(ln.split()[4] == a.mnt for ln in f)
+            wait_until(lambda: not in_table(), "the mount to leave the mount table", 3)
+            detached_while_uploading = t.is_alive() or \
+                os.path.exists("/proc/%d" % a.pid)  # still draining the upload
+            t.join(30)
+            assert not t.is_alive(), "the close never returned"
+            if "closed" not in result:
+                raise AssertionError("close during SIGTERM failed: %r" % result.get("error"))
+            assert detached_while_uploading, "the upload ended before the mount left the table"
+            st = daemon_test.wait_exit(a.pid, "after SIGTERM")
+            assert os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0, "daemon exit status %d" % st
+            ctx.daemons.remove(a)
+            b = Daemon(ctx, store, ctx.path("mnt-b" + tag), ctx.path("cache-b" + tag),
+                       name="b" + tag)
+            read_back(row, b.mnt, name, data)  # counts lost and corrupt bytes
+            b.unmount()
+            seen.append("close 0 %s" % ("after its upload (write_back false)" if opts else
+                                         "before its upload, which the exit waited for"))
+        row.observed = ("mount detached at SIGTERM while the upload ran; %s; object whole; "
+                        "daemon exited 0" % "; ".join(seen))
     finally:
         store.cleanup()
 
@@ -608,10 +664,12 @@ SCENARIOS = [
      killed_half_written),
     ("reader-during-write", False, "a chunk being written: ENOENT, unlisted; whole afterwards",
      reader_during_write),
-    ("stalled-complete", True, "close ETIMEDOUT/EIO within blocking_timeout; nothing stored",
-     stalled_complete),
+    ("stalled-complete", True,
+     "close 0, kvfs sync fails within blocking_timeout, stored after; write_back false: close "
+     "ETIMEDOUT/EIO within blocking_timeout; nothing stored", stalled_complete),
     ("sigterm-mid-upload", True,
-     "the mount leaves the table at SIGTERM; the running upload completes (close 0, stored)",
+     "the mount leaves the table at SIGTERM; the running upload completes (stored), the exit "
+     "waits for it",
      sigterm_mid_upload),
     ("stalled-abort", True, "rejected chunk's close EINVAL without waiting for its abort",
      stalled_abort),

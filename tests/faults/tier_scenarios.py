@@ -78,6 +78,7 @@ def removed_while_reading(ctx, row):
     victim = "victim"
     data = chunk(victim, 4 * MIB)
     write_chunk(a.mnt, victim, data)
+    a.sync()  # stored: b reads it (the close returned before its upload: write_back)
     fd = os.open(os.path.join(b.mnt, victim), os.O_RDONLY)
     first = os.pread(fd, MIB, 0)  # part of it read before the removal
     row.corrupt += sum(x != y for x, y in zip(first, data[:MIB]))
@@ -112,12 +113,14 @@ def rewritten_after_removal(ctx, row):
     name = "again"
     data = chunk(name, 2 * MIB)
     write_chunk(a.mnt, name, data)
+    a.sync()  # stored: c reads it (the close returned before its upload: write_back)
     with open(os.path.join(c.mnt, name), "rb") as f:  # cached on c
         f.read()
     time.sleep(2 * INTERVAL + 1)
     for i in range(CAP_MIB + 2):
         n = "g%03d" % i
         write_chunk(a.mnt, n, chunk(n, MIB))
+    a.sync()  # the g chunks' store times are those of their uploads
     last_g = time.time()
     _wait(lambda: name not in _names(store), "removed", 20)
     _wait(lambda: not os.path.exists(os.path.join(b.mnt, name)), "gone on b", TTL + 10)
@@ -127,6 +130,7 @@ def rewritten_after_removal(ctx, row):
     # the old one while a was still writing) is rightly among the first to go.
     time.sleep(max(0.0, int(last_g) + 1.1 - time.time()))
     write_chunk(b.mnt, name, data)  # stored anew
+    b.sync()
     time.sleep(4 * INTERVAL)  # several passes
     if name not in _names(store):
         row.lost += len(data)

@@ -517,6 +517,59 @@ TEST_F(WriteBackTest, AWriteDuringTheUploadWaitsThenReplacesTheObject) {
   EXPECT_EQ(mem_->GetObject("p/r.bin"), "version two");
 }
 
+// A whole new version accepted here is what the name shows on this node, over the older object
+// too: LMCache's DEVDAX L1 rewrites a file through a shared mapping right after its first close,
+// then reads it back - the older object's bytes would be the mapping's writes lost.
+TEST_F(WriteBackTest, AVersionAcceptedHereIsShownOverTheOlderObject) {
+  mem_->PutObject("p/v.bin", "version one");
+  auto gate = std::make_shared<GatedStore>(mem_);
+  store_ = gate;
+  Mount();
+  auto e = fs_->Lookup(1, "v.bin");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  auto o = fs_->Open(e->attr.ino, O_RDWR);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  WriteAt(o->fh, 0, "VERSION TWO");
+  ASSERT_TRUE(fs_->Flush(o->fh).ok());
+  ASSERT_TRUE(fs_->Release(o->fh).ok());
+  gate->WaitArrived(1);  // accepted; its upload held
+  const uint64_t fh = OpenAndRead(e->attr.ino, "VERSION TWO");
+  gate->Open();
+  ASSERT_TRUE(fs_->Release(fh).ok());
+  fs_->DrainWriteBack();
+  EXPECT_EQ(mem_->GetObject("p/v.bin"), "VERSION TWO");
+}
+
+// A rename onto a name whose chunk this node accepted and has not stored yet: that chunk is
+// stored first, so the exists policy answers at the rename (SGLang's fast_file os.replace over
+// a page of another size), not in the background after it returned 0.
+TEST_F(WriteBackTest, ARenameOntoAChunkAcceptedHereIsAnsweredAtTheRename) {
+  faults_->SetDelay(StoreOp::kPut, milliseconds(200));
+  Mount();
+  ASSERT_TRUE(WriteFile("page.bin", "page one").ok());
+  EXPECT_FALSE(Stored("page.bin"));
+  ASSERT_TRUE(fs_->Lookup(1, "page.bin").ok());
+  ASSERT_TRUE(WriteFile("page.bin.tmp", "a page of another size").ok());
+  EXPECT_EQ(fs_->Rename(1, "page.bin.tmp", 1, "page.bin", 0).code(), StatusCode::kAlreadyExists);
+  fs_->DrainWriteBack();
+  EXPECT_EQ(mem_->GetObject("p/page.bin"), "page one");
+  EXPECT_EQ(fs_->WriteBackStatsNow().failed, 0u);
+}
+
+// A writer whose file another process renames a chunk onto while it is still writing gets the
+// store's answer at its own close (EEXIST: other bytes), not a 0 for a chunk then refused.
+TEST_F(WriteBackTest, AWriterRenamedOverGetsTheStoresAnswerAtItsClose) {
+  Mount();
+  const uint64_t writer = CreateForWrite("x.bin");
+  WriteAt(writer, 0, "writer A's");
+  ASSERT_TRUE(WriteFile("x.bin.tmp", "B's chunk").ok());
+  ASSERT_TRUE(fs_->Rename(1, "x.bin.tmp", 1, "x.bin", 0).ok());
+  WriteAt(writer, 10, " chunk");
+  EXPECT_EQ(CloseHandle(writer).code(), StatusCode::kAlreadyExists);
+  fs_->DrainWriteBack();
+  EXPECT_EQ(mem_->GetObject("p/x.bin"), "B's chunk");
+}
+
 // The publication rule's /proc walk of the writer's descriptors (one system call per descriptor:
 // thousands in a GPU engine) is not paid at a write-back close: the upload applies the rule after
 // the writer's RELEASE, which follows at once when the close was its last descriptor (issue 43
@@ -573,6 +626,22 @@ TEST_F(PublicationWalkTest, AChunkWhoseWriterHoldsAnotherDescriptorWaitsForItsRe
   EXPECT_EQ(mem_->GetObject("p/held.bin"), "whole chunk");
 }
 
+// kvfs sync stores what was accepted; a chunk whose writer still holds another descriptor of it
+// is not accepted until that descriptor's close, and sync does not publish it ahead of it.
+TEST_F(PublicationWalkTest, SyncDoesNotPublishAChunkWhoseWriterHoldsAnotherDescriptor) {
+  MountWithProbe();
+  held_ = true;
+  const uint64_t fh = Create("dup.bin");
+  Write(fh, 0, "whole chunk");
+  ASSERT_TRUE(fs_->Flush(fh, kWriter).ok());
+  EXPECT_EQ(fs_->SyncAccepted(), "");
+  EXPECT_FALSE(Stored("dup.bin")) << "sync published it while the writer holds another descriptor";
+  held_ = false;
+  ASSERT_TRUE(fs_->Release(fh).ok());
+  EXPECT_EQ(fs_->SyncAccepted(), "");
+  EXPECT_EQ(mem_->GetObject("p/dup.bin"), "whole chunk");
+}
+
 TEST_F(PublicationWalkTest, APartialChunkIsRefusedOnlyAfterTheWalk) {
   options_.chunk_sizes = {11};
   MountWithProbe();
@@ -601,8 +670,8 @@ TEST_F(PublicationWalkTest, WithoutWriteBackTheCloseWalks) {
   ASSERT_TRUE(fs_->Release(fh).ok());
 }
 
-TEST_F(WriteBackTest, OffByDefault) {
-  EXPECT_FALSE(DefaultFsOptions().write_back);
+TEST_F(WriteBackTest, OnByDefaultAndCloseIsDurableWhenTurnedOff) {
+  EXPECT_TRUE(DefaultFsOptions().write_back);
   options_.write_back = false;
   faults_->SetDelay(StoreOp::kPut, milliseconds(200));
   Mount();

@@ -82,7 +82,8 @@ def case_imds_refresh_under_load(ctx, cs):
     n = 0
     while time.time() < t_end:
         data = chunk("imds-%d" % n, MIB + n)
-        write_chunk(a.mnt, "c%d.pt" % n, data)  # a PUT signed with the current credentials
+        write_chunk(a.mnt, "c%d.pt" % n, data)
+        a.sync()  # its PUT, signed with the current credentials, has ended
         assert read_direct(os.path.join(b.mnt, "c%d.pt" % n)) == data, "c%d.pt on b" % n
         n += 1
         time.sleep(0.2)
@@ -113,6 +114,7 @@ def case_imds_v1_only_when_allowed(ctx, cs):
         store.env = dict(NO_STATIC, **dict(env, KVFS_IMDS_V1="1"))
         a = Daemon(ctx, store, ctx.path("mnt-v1"), ctx.path("cache-v1"), name="imdsv1")
         write_chunk(a.mnt, "v1.pt", chunk("v1", MIB))
+        a.sync()
         assert v1.stats()["imds"] >= 1
         ok("an IMDSv1-only service: refused by default, used with KVFS_IMDS_V1=1")
         a.unmount()
@@ -139,6 +141,7 @@ def case_web_identity_first(ctx, cs):
     write_chunk(a.mnt, "w.pt", data)
     time.sleep(LIFETIME)  # at least one refresh
     write_chunk(a.mnt, "w2.pt", data)
+    a.sync()  # both uploads ended (write_back, the default)
     s1 = cs.stats()
     assert s1["sts"] - s0["sts"] >= 2 and s1["imds"] == s0["imds"], (s0, s1)
     assert set(store.keys()) >= {"kv/w.pt", "kv/w2.pt"}, store.keys()
@@ -218,6 +221,7 @@ def case_profiles(ctx, cs):
     write_chunk(a.mnt, "r.pt", data)
     time.sleep(LIFETIME)
     write_chunk(a.mnt, "r2.pt", data)
+    a.sync()
     n = cs.stats()["assume_role"] - s0["assume_role"]
     assert n >= 2, "AssumeRole called %d times" % n
     assert set(store.keys()) >= {"kv/r.pt", "kv/r2.pt"}, store.keys()
@@ -230,6 +234,7 @@ def case_profiles(ctx, cs):
     write_chunk(p.mnt, "p.pt", data)
     time.sleep(LIFETIME)
     write_chunk(p.mnt, "p2.pt", data)
+    p.sync()
     runs = len(open(calls).read())
     assert runs >= 2, "credential_process ran %d times" % runs
     assert read_direct(os.path.join(p.mnt, "p2.pt")) == data

@@ -274,6 +274,13 @@ class Daemon:
         assert r.returncode == 0, "kvfs stats failed: %s" % r.stderr
         return {k: int(v) for k, v in (ln.split() for ln in r.stdout.splitlines() if ln.strip())}
 
+    def sync(self):
+        """`kvfs sync MNT`: returns once every chunk this mount accepted is in the store (at the
+        default write_back a close() returns before its upload)."""
+        r = subprocess.run([self.ctx.kvfs, "sync", self.mnt], capture_output=True, text=True,
+                           timeout=STEP_TIMEOUT)
+        assert r.returncode == 0, "kvfs sync %s failed: %s" % (self.mnt, r.stderr)
+
     def settled(self):
         """Stats once no download is in flight. A reader gets a chunk's last bytes just before its
         download commits to the cache, so an open right after a read may still join that download

@@ -66,6 +66,7 @@ def run(ctx, gw):
     want = {"small.pt": chunk("hf-small", 3 * MIB + 5), "big.pt": chunk("hf-big", 40 * MIB + 1)}
     for name, data in want.items():
         write_chunk(a.mnt, name, data)
+    a.sync()  # in the bucket once their uploads ended (write_back, the default)
     keys = store.keys()
     assert keys.get("prod/small.pt") == len(want["small.pt"]) and \
         keys.get("prod/big.pt") == len(want["big.pt"]), keys

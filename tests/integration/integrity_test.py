@@ -54,6 +54,7 @@ def run(ctx, script):
         a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), name="a")
         data = chunk("integrity", 6 * daemon_test.MIB + 7)  # one PUT (below a multipart part)
         write_chunk(a.mnt, "c.pt", data)
+        a.sync()  # the close returned before its upload (write_back)
         meta = head(store, "c.pt").get("x-amz-meta-kvfs-crc32c", "")
         assert len(meta) == 8 and all(c in "0123456789abcdef" for c in meta), \
             "no checksum metadata on the uploaded chunk: %r" % meta

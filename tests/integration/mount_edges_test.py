@@ -193,6 +193,7 @@ def case_cache_symlink(ctx):
     a = Daemon(ctx, store, mnt, cache)
     data = chunk("symlink", 256 * 1024)
     write_chunk(mnt, "c.pt", data)
+    a.sync()  # the spool becomes the cache's entry once its upload is recorded
     assert read_direct(os.path.join(mnt, "c.pt")) == data
     files = cache_entry_files(cache)
     assert len(files) == 1, files
@@ -231,6 +232,7 @@ def case_relative_paths(ctx):
     ok("mounted at %s with its cache at %s" % (ctx.path("mnt"), ctx.path("cache")))
     data = chunk("relative", MIB)
     write_chunk(ctx.path("mnt"), "c.pt", data)
+    a.sync()  # the spool becomes the cache's entry once its upload is recorded
     assert read_direct(os.path.join(ctx.path("mnt"), "c.pt")) == data
     assert len(cache_entry_files(ctx.path("cache"))) == 1, "the chunk is not in ./cache"
     a.unmount()

@@ -309,8 +309,10 @@ def reads_of_uncached_chunks_leave_threads_free(ctx, store):
     b.unmount()
 
 
-def writers_in_close_leave_threads_free(ctx, store):
-    """20 writers in close() on a store whose PUTs stall (vLLM's fs tier has 16 store threads;
+def write_back_false_writers_in_close_leave_threads_free(ctx, store):
+    """write_back false (tuned: at the default a close returns before its upload, see
+    a_stalled_upload_holds_no_file): 20 writers in close() on a store whose PUTs stall (vLLM's fs
+    tier has 16 store threads;
     the mount has 16 FUSE threads, the default): the closes wait on the store-write threads
     (WaitOnStoreWrite, fs/fuse/fuse_request.h), so a cached chunk still reads and stats, and a
     directory listing the stalled store must answer ends with ETIMEDOUT within blocking_timeout
@@ -318,7 +320,8 @@ def writers_in_close_leave_threads_free(ctx, store):
     stored). blocking_timeout is 12 s here (the default is 30 s) to keep the test short."""
     timeout = 12
     c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"),
-               {"blocking_timeout": str(timeout)}, name="c")
+               {"blocking_timeout": str(timeout), "write_back": "false"},
+               name="c (write_back false)")
     cached = os.path.join(c.mnt, "cached-c.pt")
     data = chunk("cached-c", 2 * daemon_test.MIB + 9)
     write_chunk(c.mnt, "cached-c.pt", data)
@@ -366,7 +369,7 @@ def run(ctx, fault_script):
         write_back_rides_out_an_outage(ctx, store)
         a_stalled_upload_holds_no_file(ctx, store)
         reads_of_uncached_chunks_leave_threads_free(ctx, store)
-        writers_in_close_leave_threads_free(ctx, store)
+        write_back_false_writers_in_close_leave_threads_free(ctx, store)
         opts = {"metadata_cache_ttl_secs": "1", "blocking_timeout": str(BLOCKING_TIMEOUT),
                 "circuit_breaker_failures": str(BREAKER_FAILURES),
                 "circuit_breaker_cooldown_ms": "1000", "fuse_threads": "8"}

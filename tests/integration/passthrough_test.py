@@ -61,6 +61,7 @@ def case_hits(ctx):
     b = Daemon(ctx, store, ctx.path("b"), ctx.path("cache-b"), name="b")
     data = chunk("pt-hits", 12 * MIB + 12345)  # not a multiple of a page
     write_chunk(a.mnt, "c.pt", data)
+    a.sync()  # hits: the chunk is the cache's entry once its upload is recorded
     s0 = a.settled()
     read_all_ways(os.path.join(a.mnt, "c.pt"), data, shared_mmap=have)
     s1 = a.settled()
@@ -93,6 +94,7 @@ def case_rules(ctx):
     p = os.path.join(a.mnt, "r.pt")
     data = chunk("pt-rules", 4 * MIB)
     write_chunk(a.mnt, "r.pt", data)
+    a.sync()
     # The writer's last release reaches the daemon after close() returned; until then the chunk
     # is still the writer's local file and an open of it is not a passthrough open.
     held = open(p, "rb")
@@ -176,6 +178,7 @@ def case_writes(ctx):
             except OSError as e:
                 assert e.errno == errno.EBUSY, "second version: %s" % e
         f.write(data[MIB:])
+    a.sync()
     assert store.objects().get("w.pt") == (len(data), sha(data)), "published bytes differ"
     fd = os.open(os.path.join(a.mnt, "direct.pt"), os.O_CREAT | os.O_WRONLY | os.O_TRUNC |
                  os.O_DIRECT, 0o644)
@@ -184,6 +187,7 @@ def case_writes(ctx):
     buf.write(direct)
     assert os.write(fd, buf) == 4 * MIB
     os.close(fd)
+    a.sync()
     assert store.objects().get("direct.pt") == (len(direct), sha(direct)), "O_DIRECT: bytes"
     s = a.stats()
     if have:
@@ -199,6 +203,7 @@ def case_writes(ctx):
             raise AssertionError("17 MiB past max_chunk_bytes 16 MiB was accepted")
         except OSError as e:
             assert e.errno == errno.EFBIG, "past max_chunk_bytes: %s" % e
+    a.sync()
     assert not os.path.exists(big) and "big.pt" not in store.objects()
     ok("past max_chunk_bytes: EFBIG at close, nothing published")
     a.unmount()

@@ -97,6 +97,7 @@ def workload(ctx, store, opts, tag):
             for i, size in enumerate([3 * MIB + 1, 8 * MIB, 40 * MIB + 7])}
     for name, data in want.items():
         write_chunk(w.mnt, name, data)
+    w.sync()  # another node reads them once their uploads ended (write_back, the default)
     r = Daemon(ctx, store, ctx.path("mnt-r-" + tag), ctx.path("cache-r-" + tag), opts, name="r")
     for name, data in want.items():
         assert read_direct(os.path.join(r.mnt, name)) == data, "%s read back differs" % name

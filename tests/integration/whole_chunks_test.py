@@ -38,9 +38,16 @@ def payload(seed, size):
     return (block * (size // 4096 + 1))[:size]
 
 
-def stored(store):
-    """name -> size of the objects in the store (names relative to the prefix)."""
-    return {k: v[0] for k, v in store.objects().items()}
+def stored(store, *nodes):
+    """name -> size of the objects in the store (names relative to the prefix), once every chunk
+    the nodes accepted is in it (kvfs sync: a close() at the default write_back returns first)."""
+    return {k: v[0] for k, v in objects(store, *nodes).items()}
+
+
+def objects(store, *nodes):
+    for node in nodes:
+        node.sync()
+    return store.objects()
 
 
 def wait_for(fn, what, timeout=10.0):
@@ -85,6 +92,9 @@ def run(ctx, checks):
     size = 8 * MIB
     data = payload(1, size)
 
+    def bucket():
+        return stored(store, a, b)
+
     def subprocess_mid_write():
         p = os.path.join(a.mnt, "sub.bin")
         with open(p, "wb") as f:
@@ -92,9 +102,9 @@ def run(ctx, checks):
             f.flush()
             subprocess.run(["true"], check=True)  # the child closes its copy at exec
             subprocess.run([sys.executable, "-c", "pass"], close_fds=False, check=True)
-            assert "sub.bin" not in stored(store), "published by a child's close"
+            assert "sub.bin" not in bucket(), "published by a child's close"
             f.write(data[size // 2:])
-        assert stored(store).get("sub.bin") == size, "store: %s" % stored(store)
+        assert bucket().get("sub.bin") == size, "store: %s" % bucket()
         with open(p, "rb") as f:
             assert f.read() == data
     checks.run("a writer that starts subprocesses mid-chunk publishes the whole chunk at its "
@@ -113,10 +123,10 @@ def run(ctx, checks):
             os._exit(0)
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-        assert "fork.bin" not in stored(store), "published by a child"
+        assert "fork.bin" not in bucket(), "published by a child"
         os.write(fd, data[size // 2:])
         os.close(fd)
-        assert stored(store).get("fork.bin") == size
+        assert bucket().get("fork.bin") == size
     checks.run("fork without exec: the children's closes (explicit, at exit, killed) publish "
                "nothing; the writer's does", fork_without_exec)
 
@@ -133,12 +143,12 @@ def run(ctx, checks):
             os._exit(0)
         os.close(r)
         os.close(fd)
-        assert "handed.bin" not in stored(store), "half a chunk published by the parent's close"
+        assert "handed.bin" not in bucket(), "half a chunk published by the parent's close"
         os.write(w, b"g")
         os.close(w)
         _, st = os.waitpid(pid, 0)
         assert st == 0, "child status %#x" % st
-        wait_for(lambda: stored(store).get("handed.bin") == size, "the whole chunk in the store")
+        wait_for(lambda: bucket().get("handed.bin") == size, "the whole chunk in the store")
     # Only where the daemon walks the writer's descendants (passthrough_writes): daemon-served, a
     # parent closing before its child's first write publishes what it wrote - a documented limit
     # (docs/write-path.md, rule 2), not a check that could pass here.
@@ -152,14 +162,14 @@ def run(ctx, checks):
         fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
         fd2 = os.dup(fd)
         os.close(fd)  # the writer still holds fd2: not its last close
-        assert "dup.bin" not in stored(store)
+        assert "dup.bin" not in bucket()
         os.write(fd2, data)
         fd3 = os.open(os.devnull, os.O_RDONLY)
         os.dup2(fd2, fd3)  # dup2 onto another descriptor, then close the first
         os.close(fd2)
-        assert "dup.bin" not in stored(store)
+        assert "dup.bin" not in bucket()
         os.close(fd3)
-        assert stored(store).get("dup.bin") == size
+        assert bucket().get("dup.bin") == size
     checks.run("dup/dup2: the close of one of two descriptors does not publish; the last does",
                dup_then_close)
 
@@ -179,7 +189,7 @@ def run(ctx, checks):
         r = subprocess.run(["bash", "-c", "echo hello > %s/echo.txt" % a.mnt],
                            capture_output=True, text=True)
         assert r.returncode == 0, "echo > f: %s" % r.stderr
-        objs = store.objects()
+        objs = objects(store, a, b)
         for name in cmds:
             assert objs.get(name, (0, ""))[0] == size, "%s: %s" % (name, objs.get(name))
             assert objs[name][1] == dt.sha(data), name + ": bytes differ"
@@ -204,7 +214,7 @@ def run(ctx, checks):
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         wait_for(lambda: not os.path.exists(p), "the killed writer's file to vanish")
-        assert "killed.bin" not in stored(store)
+        assert "killed.bin" not in bucket()
     checks.run("a killed writer publishes nothing and its file vanishes", killed_writer)
 
     def invisible_while_written():
@@ -255,7 +265,7 @@ def run(ctx, checks):
         wait_for(lambda: os.path.exists(p), "the empty file to be published")
         assert os.stat(p).st_size == 0
         # Published at its last release (the kernel sends it just after close() returns).
-        wait_for(lambda: stored(store).get("empty.marker") == 0, "the empty file in the store")
+        wait_for(lambda: bucket().get("empty.marker") == 0, "the empty file in the store")
         time.sleep(TTL + 0.5)
         q = on_node(b.mnt, "empty.marker")
         assert os.path.exists(q) and os.stat(q).st_size == 0
@@ -275,7 +285,7 @@ def run(ctx, checks):
                  "the parent to read the child's lines")
         assert child.wait() == 0
         # The child exited with a status, its stdout open: that close publishes.
-        wait_for(lambda: stored(store).get("server.log") == 21, "the log in the store")
+        wait_for(lambda: bucket().get("server.log") == 21, "the log in the store")
         time.sleep(TTL + 0.5)
         with open(on_node(b.mnt, "server.log")) as f:
             assert f.read() == "line 0\nline 1\nline 2\n"
@@ -335,7 +345,7 @@ def run(ctx, checks):
         m.flush()
         m.close()
         os.close(fd)
-        assert stored(store).get("mapped.bin") == MIB
+        assert bucket().get("mapped.bin") == MIB
         with open(p, "rb") as f:
             assert f.read() == data[:MIB]
     checks.run("a writable shared mapping of a new file: no SIGBUS, its bytes are published",
@@ -348,7 +358,7 @@ def run(ctx, checks):
         assert m[:MIB] == data[:MIB], "a shared mapping of an existing file reads other bytes"
         m.close()
         os.close(fd)  # nothing written: nothing to publish, the object is unchanged
-        assert stored(store).get("mapped.bin") == MIB
+        assert bucket().get("mapped.bin") == MIB
         # Changed through the mapping: the new bytes replace the object (the file was opened to
         # be changed, it is not a chunk written once).
         fd = os.open(p, os.O_RDWR)
@@ -358,7 +368,8 @@ def run(ctx, checks):
         m.close()
         os.close(fd)
         want = b"Z" * 4096 + data[4096:MIB]
-        assert store.objects()["mapped.bin"][1] == dt.sha(want), "the mapping's writes were lost"
+        assert objects(store, a, b)["mapped.bin"][1] == dt.sha(want), \
+            "the mapping's writes were lost"
         time.sleep(TTL + 0.5)
         with open(os.path.join(b.mnt, "mapped.bin"), "rb") as f:
             assert f.read() == want
@@ -382,9 +393,9 @@ def run(ctx, checks):
             want = b"m" * 4096 + bytes(4096)
             with open(p, "rb") as f:
                 assert f.read() == want, "run %d: the mapping's writes were lost on read" % i
-        objects = store.objects()
+        objs = objects(store, a, b)
         for i in range(40):
-            assert objects["devdax-%02d.bin" % i][1] == dt.sha(want), (
+            assert objs["devdax-%02d.bin" % i][1] == dt.sha(want), (
                 "run %d: the store holds the file's first version" % i)
     checks.run("a file mapped and written right after its first close (LMCache's DEVDAX L1): "
                "its bytes are published, whenever the first close's release comes",
@@ -400,7 +411,7 @@ def run(ctx, checks):
         assert os.stat(final).st_nlink == 2 and os.path.samefile(tmp, final)
         os.unlink(tmp)
         assert os.stat(final).st_nlink == 1
-        assert stored(store).get("nixl.bin") == size
+        assert bucket().get("nixl.bin") == size
         dt.expect_errno(lambda: os.link(final, final), errno.EEXIST, "link over an existing name")
         time.sleep(TTL + 0.5)
         with open(on_node(b.mnt, "nixl.bin"), "rb") as f:
@@ -424,7 +435,7 @@ def run(ctx, checks):
     checks.run("an open without a read downloads the chunk at most once (prefetch), nothing more",
                open_without_read)
 
-    leftovers = [k for k in stored(store) if ".tmp" in k]
+    leftovers = [k for k in bucket() if ".tmp" in k]
     checks.run("bucket: nothing under a temporary name", lambda: not leftovers or (_ for _ in ()).throw(
         AssertionError(leftovers)))
 
