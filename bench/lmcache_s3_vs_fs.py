@@ -9,7 +9,7 @@ usage: bench/lmcache_s3_vs_fs.py [--flow tasks|request] [--chunks 16] [--chunk-m
                                  [--kvfs-variant NAME=OPT=V[:OPT=V...]]...
 
 --kvfs-variant mounts kvfs with extra options as a system of its own, measured in the same run
-(e.g. `kvfs-wb=write_back=true`); default: one variant, `kvfs`, at the defaults.
+(e.g. `kvfs-wbf=write_back=false`); default: one variant, `kvfs`, at the defaults.
 
 What runs (the engine's own classes, installed by tests/engines/venv.sh, nothing of theirs copied):
   - a private RGW (tests/s3server/rgw.sh on its own ports and dir) whose rgw_dns_name makes

@@ -42,7 +42,7 @@
 #                         one load task on a fresh node), CHUNKSxMIB each (default
 #                         16x32,64x8,256x2; none: skip); its tables are appended to the report
 #   --lmcache-request-reps N       repetitions of that step (default 5, whatever --reps is)
-#   --lmcache-request-variants L   its kvfs variants (default kvfs=,kvfs-wb=write_back=true)
+#   --lmcache-request-variants L   its kvfs variants (default kvfs=,kvfs-wbf=write_back=false)
 #   --idle-wait S         wait up to S seconds for the 1-minute load to fall below 0.4 per core
 #                         before the runs and before each LMCache shape (default 600; 0: no wait)
 #   --loopback-gbit N     cap the loopback interface at N Gbit/s for the run (tc tbf on lo,
@@ -61,7 +61,7 @@ ENDPOINT="" CEPH_CONF="" SYSTEMS=kvfs,s3fs,rclone-off,rclone-full,raw-s3,tmpfs
 DEFAULT_SIZES=2,8,32,64 CHUNKS=4 ODIRECT_CHUNKS=2 TTFB_CHUNKS=2 THREADS=1,4 REPS=3 LOOKUP_SECONDS=2
 PART_MIB=8 KVFS_BIN="" KVFS_CACHE_SIZE=4294967296 KVFS_YAML="" OUT="" RESULTS_MD=$BENCH/RESULTS.md INSTALL=1
 SIZES=$DEFAULT_SIZES LMCACHE=16x32,64x8,256x2 LMCACHE_VARIANTS=kvfs=,kvfs-ptw=passthrough_writes=true IDLE_WAIT=600
-LMCACHE_REQUEST=16x32,64x8,256x2 LMCACHE_REQUEST_REPS=5 LMCACHE_REQUEST_VARIANTS=kvfs=,kvfs-wb=write_back=true
+LMCACHE_REQUEST=16x32,64x8,256x2 LMCACHE_REQUEST_REPS=5 LMCACHE_REQUEST_VARIANTS=kvfs=,kvfs-wbf=write_back=false
 LOOPBACK_GBIT="" SHAPED=0 FLEET=yes ENGINES=llmd,llmd022,sglang,gds,mp,vllm,sglang_dio,fastfile,dynamo,dynamo_path ENGINE_PAGES=16
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -1034,6 +1034,9 @@ Result<std::pair<FsEntry, OpenResult>> Filesystem::CreateFile(uint64_t parent,
   // An idle temp file is reused, as creat() on a local file would; a file another writer is
   // writing is left to it: this one gets its own version.
   if (!lf || !lf->ReuseIdleTemp(flags & O_TRUNC)) {
+    // A new version of a name whose accepted version is not stored yet meets that version in
+    // the store, as it would have without write-back.
+    if (lf) StoreAcceptedVersion(key, nullptr);
     // A created file must end as an object or as an error, never silently vanish.
     KVFS_ASSIGN_OR_RETURN(lf, NewLocal(path, key, parent, /*created=*/true));
   }
@@ -1086,6 +1089,10 @@ Result<OpenResult> Filesystem::OpenForWrite(uint64_t ino, const std::vector<std:
     if (!attached) lf.reset();
   }
   if (!lf) {
+    // A new version of a name whose accepted version (write_back) is not stored yet: that one
+    // is stored first, so that this one is judged against it as it would have been without
+    // write-back (the exists rule: a rewrite of another size is EEXIST at its close).
+    StoreAcceptedVersion(key, nullptr);
     // Opening an existing object write-only starts a new, empty version (O_TRUNC or not): the
     // engines rewrite whole chunks, and downloading a chunk only to overwrite it is waste. Opened
     // for reading and writing, it keeps its bytes (below).
@@ -1290,6 +1297,10 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
   if (!ruled_later && owner != 0 && lf.WouldPublish() && WriterHoldsAnother(lf, h->ino)) {
     return Status::OK();
   }
+  // Renamed over while it was written: the version that took its name is stored first, so that
+  // this close meets it in the store (EEXIST unless the same bytes), as it would have had that
+  // rename waited for its upload - not the other way round, which would refuse the rename's.
+  if (lf.displaced()) StoreAcceptedVersion(lf.place().key, &lf);
   const uint64_t reserved = accept ? lf.size_now() : 0;
   if (accept) KVFS_RETURN_IF_ERROR(write_back_->Reserve(reserved));
   SpoolFile::Outcome out = lf.Commit(/*wait=*/wait || h->sync, /*queue_only=*/ruled_later);
@@ -1308,6 +1319,12 @@ Status Filesystem::Commit(uint64_t fh, pid_t pid, bool wait) {
     write_back_->Unreserve(reserved);
   }
   return out.status;
+}
+
+void Filesystem::StoreAcceptedVersion(const std::string& key, const SpoolFile* except) {
+  std::shared_ptr<SpoolFile> held = local_files_.Find(key);
+  if (held == nullptr || held.get() == except || !held->queued_now()) return;
+  (void)held->Commit(/*wait=*/true);  // recorded by the file; a failure leaves it queued
 }
 
 bool Filesystem::WriterHoldsAnother(SpoolFile& lf, uint64_t ino) {
@@ -1718,10 +1735,7 @@ Status Filesystem::Rename(uint64_t parent, const std::string& name, uint64_t new
     // the kernel's lookup of it just found): the rename then waits for that answer (EEXIST).
     // A target this node accepted and has not stored yet is stored first (as fsync() would), so
     // that the answer is the one the rename would get once it is.
-    if (std::shared_ptr<SpoolFile> held = local_files_.Find(dst_key);
-        held != nullptr && held != lf && held->queued_now()) {
-      (void)held->Commit(/*wait=*/true);  // recorded by the file; a failure leaves it queued
-    }
+    StoreAcceptedVersion(dst_key, lf.get());
     const std::optional<MetaEntry> target = meta_.Get(dst_key);
     const bool refused_ahead = target && target->kind == MetaEntry::kFile &&
                                uploader_.WouldRefuse(target->info.size, lf->size_now());

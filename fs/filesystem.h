@@ -339,6 +339,10 @@ class Filesystem {
   // which waits for the writer's other descriptors of inode rule_ino first (UploadAccepted).
   void Apply(const SpoolFile::Outcome& out, const std::shared_ptr<SpoolFile>& lf = nullptr,
              uint64_t reserved = 0, uint64_t rule_ino = 0);
+  // Stores now (as fsync() would) the version of `key` this node accepted and has not stored yet,
+  // unless it is `except`: a rename onto that name, or a close of a version renamed over by it,
+  // then gets the store's answer (the exists rule) at once.
+  void StoreAcceptedVersion(const std::string& key, const SpoolFile* except);
   // The publication rule's /proc walk: whether the writing process (lf's owner) still holds
   // another writable descriptor of inode `ino` (or, for a kernel-written spool, a descendant
   // does: it becomes the owner). Counted in kvfs_write_publication_walks.

@@ -155,6 +155,11 @@ SpoolFile::Place SpoolFile::place() const {
   return place_;
 }
 
+bool SpoolFile::displaced() const {
+  MutexLock l(&mu_);
+  return displaced_;
+}
+
 uint64_t SpoolFile::size_now() const {
   if (kernel_written_atomic_.load()) {
     struct stat st;

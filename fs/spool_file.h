@@ -142,6 +142,8 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   uint64_t size_now() const;
   // Where the file is (its key, name and parent): a copy, as a rename may move it meanwhile.
   Place place() const EXCLUDES(mu_);
+  // Renamed over while being written (Displace): another version owns its name.
+  bool displaced() const EXCLUDES(mu_);
   int64_t mtime_sec() const { return mtime_sec_; }
   bool temp_now() const { return temp_atomic_.load(); }
   // Whether these bytes are what the file's name shows on this node (kCommitted, or kQueued: a

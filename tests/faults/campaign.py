@@ -118,6 +118,7 @@ def dying_writer(ctx, row):
     p.send_signal(signal.SIGKILL)
     p.wait()
     time.sleep(0.5)  # the kernel's FLUSH of the dead task's file reaches the daemon
+    a.sync()  # nothing accepted, so nothing stored after it either
     visible = [n for n, m in (("a", a.mnt), ("b", b.mnt))
                if os.path.exists(os.path.join(m, "dying.pt"))]
     in_store = "dying.pt" in store.objects()
@@ -125,6 +126,7 @@ def dying_writer(ctx, row):
         visible, in_store)
     data = chunk("dying-full", 12 * MIB)
     write_chunk(a.mnt, "dying.pt", data)
+    a.sync()  # stored (the close returned before its upload: write_back)
     # A node that has not looked the name up (b keeps its miss for metadata_cache_ttl_secs).
     c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), name="c")
     got = read_direct(os.path.join(c.mnt, "dying.pt"))
@@ -279,6 +281,7 @@ def wire_faults(ctx, row, script):
         a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), name="a")
         data = chunk("wire", 5 * MIB)
         write_chunk(a.mnt, "w.pt", data)
+        a.sync()  # stored (the close returned before its upload: write_back)
         b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
         store.control("/__fault/rules", json.dumps([
             {"method": "GET", "key": "w.pt", "action": "reset", "after_bytes": 100000},

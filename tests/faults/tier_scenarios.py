@@ -42,6 +42,7 @@ def collector_killed(ctx, row):
         write_chunk(nodes[0].mnt, n, chunk(n, MIB))
         written.append(n)
         time.sleep(0.1)
+    nodes[0].sync()  # stored before a node is killed (write_back: a close precedes its upload)
     holder = _wait(lambda: [x for x in nodes if _tier(x).get("kvfs_tier_is_collector") == 1],
                    "a collector", 10)[0]
     holder.kill()
@@ -53,6 +54,7 @@ def collector_killed(ctx, row):
         write_chunk(rest[0].mnt, n, chunk(n, MIB))
         written.append(n)
         time.sleep(0.1)
+    rest[0].sync()
     _wait(lambda: [x for x in rest if _tier(x).get("kvfs_tier_is_collector") == 1],
           "another node takes the lease", 3 * INTERVAL + 15)
     took = time.time() - t0

@@ -556,6 +556,24 @@ TEST_F(WriteBackTest, ARenameOntoAChunkAcceptedHereIsAnsweredAtTheRename) {
   EXPECT_EQ(fs_->WriteBackStatsNow().failed, 0u);
 }
 
+// A rewrite of a chunk accepted here and not stored yet is judged against it, as against a stored
+// one: another size is EEXIST at the rewrite's close, and the accepted chunk is what is stored.
+TEST_F(WriteBackTest, ARewriteOfAnAcceptedChunkIsJudgedAgainstItAtItsClose) {
+  faults_->SetDelay(StoreOp::kPut, milliseconds(200));
+  Mount();
+  ASSERT_TRUE(WriteFile("r.bin", "one").ok());
+  EXPECT_FALSE(Stored("r.bin"));
+  auto e = fs_->Lookup(1, "r.bin");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  auto o = fs_->Open(e->attr.ino, O_WRONLY | O_TRUNC);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  WriteAt(o->fh, 0, "another size");
+  EXPECT_EQ(CloseHandle(o->fh).code(), StatusCode::kAlreadyExists);
+  fs_->DrainWriteBack();
+  EXPECT_EQ(mem_->GetObject("p/r.bin"), "one");
+  EXPECT_EQ(fs_->WriteBackStatsNow().failed, 0u);
+}
+
 // A writer whose file another process renames a chunk onto while it is still writing gets the
 // store's answer at its own close (EEXIST: other bytes), not a 0 for a chunk then refused.
 TEST_F(WriteBackTest, AWriterRenamedOverGetsTheStoresAnswerAtItsClose) {

@@ -561,7 +561,7 @@ def case_memory(ctx):
                 "multipart_part_size": "8MiB", "get_part_size": "8MiB"},
                env={"ASAN_OPTIONS": (asan + ":" if asan else "") +
                     "quarantine_size_mb=16:detect_stack_use_after_return=0"})
-    peak = {"rss": 0, "cache": 0, "data": 0}
+    peak = {"rss": 0, "cache": 0, "data": 0, "spool": 0}
     stop = threading.Event()
 
     def sample():
@@ -572,6 +572,7 @@ def case_memory(ctx):
                 pass
             peak["cache"] = max(peak["cache"], du(a.cache))
             peak["data"] = max(peak["data"], du(os.path.join(a.cache, "data")))
+            peak["spool"] = max(peak["spool"], du(os.path.join(a.cache, "spool")))
             time.sleep(0.05)
 
     t = threading.Thread(target=sample)
@@ -616,12 +617,16 @@ def case_memory(ctx):
     assert s["kvfs_cache_bytes"] <= cache_size, "cache bytes over capacity: %s" % s
     assert s["kvfs_cache_evictions"] > 0, "nothing evicted: %s" % s
     # data/ holds entries (<= capacity, reserved before filling) plus one fill being written
-    # slack for trailers; spool/ holds the chunk being written (one chunk at a time here).
+    # slack for trailers; spool/ holds the chunk being written and, at the default write_back,
+    # the chunks accepted and not yet uploaded (at most write_back_bytes, 1 GiB): the cache
+    # directory is bounded by cache_size + write_back_bytes + the chunks being written.
     slack = chunk_size + MIB
     assert peak["data"] <= cache_size + slack, "cache data/ %d MiB over %d MiB + one chunk" % (
         peak["data"] // MIB, cache_size // MIB)
-    assert peak["cache"] <= cache_size + 2 * slack, "cache dir peak %d MiB" % (
-        peak["cache"] // MIB)
+    assert peak["spool"] <= 1024 * MIB + slack, "spool/ peak %d MiB" % (peak["spool"] // MIB)
+    assert peak["cache"] <= cache_size + slack + peak["spool"] + MIB, \
+        "cache dir peak %d MiB (data/ %d, spool/ %d)" % (
+            peak["cache"] // MIB, peak["data"] // MIB, peak["spool"] // MIB)
     a.unmount()
     check_store(store, digests)
 
@@ -1246,15 +1251,16 @@ print("acknowledged", n, flush=True)
 
 
 def case_write_back_burst_kill(ctx):
-    """write_back: one thread stores a burst (256 x 2 MiB, then 64 x 8 MiB; LMCache's fs adapter)
-    and the daemon is killed (kill -9) right after the last rename returned: the mount over the
-    same cache uploads every chunk still pending, and all are in the store byte-exact."""
+    """At the defaults (write_back): one thread stores a burst (256 x 2 MiB, then 64 x 8 MiB;
+    LMCache's fs adapter) and the daemon is killed (kill -9) right after the last rename
+    returned: the mount over the same cache uploads every chunk still pending, and all are in the
+    store byte-exact."""
     store = ctx.store()
     cache = ctx.path("cache")
     want = {}
     recovered = 0
     for n, size in ((256, 2 * MIB), (64, 8 * MIB)):
-        a = Daemon(ctx, store, ctx.path("mnt"), cache, {"write_back": "true"}, name="burst")
+        a = Daemon(ctx, store, ctx.path("mnt"), cache, name="burst")
         r = subprocess.run([sys.executable, "-c", BURST_WRITER, a.mnt, str(n), str(size),
                             str(a.pid)], capture_output=True, text=True, timeout=STEP_TIMEOUT)
         assert r.returncode == 0 and "acknowledged" in r.stdout, "burst writer: %s" % r.stderr

@@ -17,6 +17,7 @@ Exit 77 = skipped (no FUSE), unless KVFS_REQUIRE_FUSE=1. The shared RGW is never
 """
 import argparse
 import errno
+import json
 import os
 import shutil
 import subprocess
@@ -268,6 +269,45 @@ def a_stalled_upload_holds_no_file(ctx, store):
     a.unmount()
 
 
+def two_nodes_store_one_chunk_while_one_is_pending(ctx, store):
+    """At the defaults (write_back), node A's chunk is accepted and its PUT hangs; node B, which
+    cannot see A's pending chunk, stores the same name. The same bytes: A's upload meets B's
+    object, its checksum makes it A's too - stored, nothing failed. Another size: B's chunk is
+    the object; A's upload is refused for good (EEXIST after its close returned 0: what
+    write-back gives up, docs/guarantees.md), logged and counted, and A's name shows B's
+    object - never A's bytes under B's, never a mix."""
+    a = Daemon(ctx, store, ctx.path("mnt-pa"), ctx.path("cache-pa"), name="pending A")
+    b = Daemon(ctx, store, ctx.path("mnt-pb"), ctx.path("cache-pb"), name="B")
+    same = chunk("pending-same", 2 * daemon_test.MIB)
+    mine, theirs = chunk("pending-A", 2 * daemon_test.MIB), chunk("pending-B", daemon_test.MIB)
+    for name, a_data, b_data in (("same.pt", same, same), ("other.pt", mine, theirs)):
+        store.control("/__fault/rules", json.dumps([
+            {"method": "PUT", "key": name, "action": "stall", "seconds": 5,
+             "count": 1}]).encode())
+        write_chunk(a.mnt, name, a_data)  # accepted; its PUT hangs
+        time.sleep(0.5)
+        assert a.stats()["kvfs_write_back_pending"] == 1, a.stats()
+        write_chunk(b.mnt, name, b_data)
+        b.sync()
+        assert store.get(name) == b_data, "%s: B's chunk is not the object" % name
+        deadline = time.monotonic() + 90
+        while a.stats()["kvfs_write_back_pending"] > 0:
+            assert time.monotonic() < deadline, "A's upload did not end: %s" % a.stats()
+            time.sleep(0.2)
+        assert store.get(name) == b_data, "%s: A's upload replaced B's object" % name
+    s = a.stats()
+    assert s["kvfs_write_back_failed"] == 1, "A's refused upload (other.pt) not counted: %s" % s
+    assert s["kvfs_write_back_uploaded"] >= 1, s
+    time.sleep(1.5)  # past the kernel's entry timeout: A looks other.pt up again
+    assert read_direct(os.path.join(a.mnt, "other.pt")) == theirs, \
+        "A's name does not show B's object after its own upload was refused"
+    assert read_direct(os.path.join(a.mnt, "same.pt")) == same
+    ok("two nodes, one name, one pending: the same bytes are stored once and count as A's; "
+       "another size leaves B's object, A's upload refused and counted, A shows B's chunk")
+    a.unmount()
+    b.unmount()
+
+
 def reads_of_uncached_chunks_leave_threads_free(ctx, store):
     """More reads of uncached chunks than FUSE threads, all stuck on a stalled GET: they wait on
     the store-wait threads (WaitOnStore, fs/fuse/fuse_request.h), so a read of a cached chunk
@@ -368,6 +408,7 @@ def run(ctx, fault_script):
         sealed_chunks_outlive_a_killed_daemon(ctx, store)
         write_back_rides_out_an_outage(ctx, store)
         a_stalled_upload_holds_no_file(ctx, store)
+        two_nodes_store_one_chunk_while_one_is_pending(ctx, store)
         reads_of_uncached_chunks_leave_threads_free(ctx, store)
         write_back_false_writers_in_close_leave_threads_free(ctx, store)
         opts = {"metadata_cache_ttl_secs": "1", "blocking_timeout": str(BLOCKING_TIMEOUT),
