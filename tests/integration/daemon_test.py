@@ -857,6 +857,13 @@ def case_disk_full(ctx):
             os.close(fd)
         except OSError:
             pass
+        # The failed file's spool goes at its last RELEASE, which the kernel sends after close()
+        # returned: until then it fills the 4 MiB disk.
+        spool = disk + "/cache/spool"
+        deadline = time.time() + STEP_TIMEOUT
+        while any(os.path.getsize(os.path.join(spool, n)) > 0 for n in os.listdir(spool)):
+            assert time.time() < deadline, "the failed chunk's spool stays: %s" % os.listdir(spool)
+            time.sleep(0.05)
         fits = chunk("fits", 2 * MIB + 3)
         write_chunk(mnt, "fits.pt", fits)
         r = subprocess.run([ctx.kvfs, "sync", mnt], capture_output=True, text=True,
