@@ -210,8 +210,12 @@ def logs(name):
 
 
 def in_store(ctx, names_sizes, subdir):
-    """Every (name, size) is an object with the chunk's bytes (sha-256 checked)."""
-    objects = ctx.store.objects()
+    """Every (name, size) is an object with the chunk's bytes (sha-256 checked), once the uploads
+    kvfs accepted them for have ended (write_back, the default: a close returns before its
+    upload; a kvfs killed meanwhile uploads them when it starts again)."""
+    keys = [subdir + "/" + name for name, _ in names_sizes]
+    objects = wait(lambda: (lambda o: o if all(k in o for k in keys) else None)(
+        ctx.store.objects()), "the chunks in the bucket", 60) if keys else {}
     for name, size in names_sizes:
         key = subdir + "/" + name
         assert key in objects, "%s is not in the bucket (%d objects)" % (key, len(objects))
@@ -269,7 +273,9 @@ def case_two_containers(ctx):
     manifest = json.loads(r.stdout.split("MANIFEST\n", 1)[1])
     ok("engine container (no capabilities, no network): engine replay passed, %d files left"
        % len(manifest["files"]))
-    objects = ctx.store.objects()
+    objects = wait(lambda: (lambda o: o if all(k in o for k in manifest["files"]) else None)(
+        ctx.store.objects()), "the replay's chunks in the bucket (their uploads follow the "
+        "closes: write_back)", 60)
     for rel, digest in manifest["files"].items():
         assert rel in objects, "%s not in the bucket" % rel
         assert objects[rel][1] == digest, "%s differs in the bucket" % rel
@@ -466,6 +472,9 @@ def hit_passthrough(ctx, name):
     data = chunk("hit-" + name, 8 * MIB)
     with open(os.path.join(ctx.node.mnt, name + ".bin"), "wb") as f:
         f.write(data)
+    # Stored, so the reads below are hits of the cache's entry (write_back: until its upload
+    # ends the chunk is read from its spool).
+    podman("exec", name, "kvfs", "sync", "/mnt/kvfs/kv", timeout=120)
     for _ in range(2):
         with open(os.path.join(ctx.node.mnt, name + ".bin"), "rb") as f:
             assert f.read() == data
