@@ -209,13 +209,19 @@ def logs(name):
     return (r.stdout or "") + (r.stderr or "")
 
 
+def uploaded(ctx, keys):
+    """The bucket's objects once every key is among them (within a minute)."""
+    def have():
+        objects = ctx.store.objects()
+        return objects if all(k in objects for k in keys) else None
+    return wait(have, "%d chunks in the bucket" % len(keys), 60) if keys else {}
+
+
 def in_store(ctx, names_sizes, subdir):
     """Every (name, size) is an object with the chunk's bytes (sha-256 checked), once the uploads
     kvfs accepted them for have ended (write_back, the default: a close returns before its
     upload; a kvfs killed meanwhile uploads them when it starts again)."""
-    keys = [subdir + "/" + name for name, _ in names_sizes]
-    objects = wait(lambda: (lambda o: o if all(k in o for k in keys) else None)(
-        ctx.store.objects()), "the chunks in the bucket", 60) if keys else {}
+    objects = uploaded(ctx, [subdir + "/" + name for name, _ in names_sizes])
     for name, size in names_sizes:
         key = subdir + "/" + name
         assert key in objects, "%s is not in the bucket (%d objects)" % (key, len(objects))
@@ -273,9 +279,7 @@ def case_two_containers(ctx):
     manifest = json.loads(r.stdout.split("MANIFEST\n", 1)[1])
     ok("engine container (no capabilities, no network): engine replay passed, %d files left"
        % len(manifest["files"]))
-    objects = wait(lambda: (lambda o: o if all(k in o for k in manifest["files"]) else None)(
-        ctx.store.objects()), "the replay's chunks in the bucket (their uploads follow the "
-        "closes: write_back)", 60)
+    objects = uploaded(ctx, list(manifest["files"]))  # the uploads follow the closes
     for rel, digest in manifest["files"].items():
         assert rel in objects, "%s not in the bucket" % rel
         assert objects[rel][1] == digest, "%s differs in the bucket" % rel

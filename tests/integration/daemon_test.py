@@ -861,7 +861,7 @@ def case_disk_full(ctx):
         # returned: until then it fills the 4 MiB disk.
         spool = disk + "/cache/spool"
         deadline = time.time() + STEP_TIMEOUT
-        while any(os.path.getsize(os.path.join(spool, n)) > 0 for n in os.listdir(spool)):
+        while du(spool) >= MIB:
             assert time.time() < deadline, "the failed chunk's spool stays: %s" % os.listdir(spool)
             time.sleep(0.05)
         fits = chunk("fits", 2 * MIB + 3)
