@@ -44,6 +44,7 @@ def run(ctx, checks):
     os.makedirs(os.path.join(a.mnt, "req"))
     for name, data in request.items():
         write(os.path.join(a.mnt, name), data)
+    a.sync()  # the request is in the store (a close returns before its upload)
 
     def lookups_then_loads():
         s0 = b.settled()
@@ -77,6 +78,7 @@ def run(ctx, checks):
         os.makedirs(os.path.join(a.mnt, "scan%d" % i))
         for j in range(50):
             write(os.path.join(a.mnt, "scan%d" % i, "c%03d.bin" % j), payload(j, 64 * KIB))
+    a.sync()
 
     def scans_download_nothing():
         c = dt.Daemon(ctx, store, ctx.path("mnt-C"), ctx.path("cache-C"), {}, name="C (defaults)")
@@ -98,6 +100,7 @@ def run(ctx, checks):
         name = "req/gone.pt"
         data = payload(77, 1 * MIB)
         write(os.path.join(a.mnt, name), data)
+        a.sync()
         path = os.path.join(b.mnt, name)
         s0 = b.settled()
         wait_for(lambda: os.path.exists(path), "B to find %s" % name, 5)  # the prefetch starts
