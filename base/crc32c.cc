@@ -4,9 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <vector>
-
-#include "base/posix_io.h"
 
 namespace kvfs {
 namespace {
@@ -65,19 +62,6 @@ uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b) {
     if (n & 1) xp = MultModP(kX2n.t[k & 63], xp);
   }
   return MultModP(xp, crc_a) ^ crc_b;
-}
-
-Result<uint32_t> Crc32cOfFile(int fd, uint64_t size, const std::string& what) {
-  // A pass over page-cache-hot bytes: ~2 ms per 64 MiB for the CRC, plus the copy.
-  thread_local std::vector<char> buf(1 << 20);
-  uint32_t crc = 0;
-  for (uint64_t off = 0; off < size;) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - off));
-    KVFS_RETURN_IF_ERROR(PreadExact(fd, buf.data(), want, off, what));
-    crc = Crc32c(crc, buf.data(), want);
-    off += want;
-  }
-  return crc;
 }
 
 }  // namespace kvfs

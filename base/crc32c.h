@@ -20,8 +20,4 @@ uint32_t Crc32c(uint32_t crc, const void* data, size_t n);
 // parts of an object be checksummed in any order, as they arrive. O(log len_b).
 uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
 
-// The CRC32C of bytes [0, size) of the file open as `fd` (read in 1 MiB steps with pread); a file
-// shorter than `size` is kDataLoss. `what` names the file in errors. Thread-safe.
-Result<uint32_t> Crc32cOfFile(int fd, uint64_t size, const std::string& what);
-
 }  // namespace kvfs

@@ -12,6 +12,7 @@ void CrcFold::Reset() {
   next_ = 0;
   crc_ = 0;
   pending_.clear();
+  marks_.clear();
 }
 
 void CrcFold::Invalidate() {
@@ -25,16 +26,53 @@ bool CrcFold::CrcOf(uint64_t size, uint32_t* crc) const {
   return true;
 }
 
+std::optional<SliceCrcs> CrcFold::SlicesOf(uint64_t size) const {
+  uint32_t whole;
+  if (mark_every_ != SliceCrcs::kMinSliceSize || !CrcOf(size, &whole)) return std::nullopt;
+  // Slice i of the marks is prefix(i + 1) with prefix(i) shifted out: CRCs are linear, so
+  // crc(B) = crc(A B) ^ crc(A) shifted over |B| zero bytes (Crc32cCombine with crc_b = 0).
+  const size_t n = (size + mark_every_ - 1) / mark_every_;
+  SliceCrcs out;
+  out.slice_size = SliceCrcs::SliceSizeFor(size);
+  const uint64_t per = out.slice_size / mark_every_;  // marks per slice
+  uint32_t before = 0;
+  for (size_t end = per; end < n + per; end += per) {
+    const size_t last = std::min(end, n);  // marks [.., last) close this slice
+    const uint32_t prefix = last <= marks_.size() ? marks_[last - 1] : whole;
+    const uint64_t len = std::min<uint64_t>(last * mark_every_, size) - (end - per) * mark_every_;
+    out.crcs.push_back(prefix ^ Crc32cCombine(before, 0, len));
+    before = prefix;
+  }
+  return out;
+}
+
+void CrcFold::Advance(uint32_t crc, uint64_t len) {
+  crc_ = Crc32cCombine(crc_, crc, len);
+  next_ += len;
+  if (mark_every_ != 0 && next_ % mark_every_ == 0) marks_.push_back(crc_);
+}
+
 void CrcFold::Fold() {
   while (!pending_.empty() && pending_.begin()->first == next_) {
     const Segment s = pending_.begin()->second;
-    crc_ = Crc32cCombine(crc_, s.crc, s.length);
-    next_ += s.length;
     pending_.erase(pending_.begin());
+    Advance(s.crc, s.length);
   }
 }
 
 void CrcFold::Add(uint64_t offset, const char* data, uint64_t n) {
+  if (mark_every_ == 0) return AddPiece(offset, data, n);
+  // No piece crosses a mark, so the fold passes each one exactly.
+  while (n > 0 && valid_) {
+    const uint64_t take = std::min(n, mark_every_ - offset % mark_every_);
+    AddPiece(offset, data, take);
+    offset += take;
+    data += take;
+    n -= take;
+  }
+}
+
+void CrcFold::AddPiece(uint64_t offset, const char* data, uint64_t n) {
   if (!valid_ || n == 0) return;
   const uint64_t end = offset + n;
   if (overlap_ == Overlap::kInvalidate) {
@@ -56,8 +94,7 @@ void CrcFold::Add(uint64_t offset, const char* data, uint64_t n) {
       // In order: fold up to the first piece already waiting (it starts after next_).
       uint64_t limit = end;
       if (!pending_.empty()) limit = std::min(limit, pending_.begin()->first);
-      crc_ = Crc32cCombine(crc_, Crc32c(0, data + (pos - offset), limit - pos), limit - pos);
-      next_ = limit;
+      Advance(Crc32c(0, data + (pos - offset), limit - pos), limit - pos);
       Fold();
       pos = std::max(limit, next_);
       continue;

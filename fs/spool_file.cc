@@ -64,16 +64,18 @@ Result<std::shared_ptr<SpoolFile>> SpoolFile::Recover(const Deps& deps,
   if (fd < 0) return Status::FromErrno(errno, "opening sealed spool file " + spool_path);
   struct stat st;
   Status bad;
+  Result<SliceCrcs> crcs = Status::Internal("not computed");
   if (fstat(fd, &st) != 0) {
     bad = Status::FromErrno(errno, "stat " + spool_path);
   } else if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != seal.size) {
     bad = Status::DataLoss(spool_path + " holds " + std::to_string(st.st_size) +
                            " bytes, its seal says " + std::to_string(seal.size));
   } else {
-    Result<uint32_t> crc = Crc32cOfFile(fd, seal.size, spool_path);
-    if (!crc.ok()) {
-      bad = crc.status();
-    } else if (*crc != seal.crc32c) {
+    // One pass checks the seal and gives the slices' CRCs for the upload.
+    crcs = SliceCrcsOfFile(fd, seal.size, spool_path);
+    if (!crcs.ok()) {
+      bad = crcs.status();
+    } else if (crcs->Whole(seal.size) != seal.crc32c) {
       bad = Status::DataLoss(spool_path + ": its bytes do not have the CRC32C its seal records");
     }
   }
@@ -90,7 +92,7 @@ Result<std::shared_ptr<SpoolFile>> SpoolFile::Recover(const Deps& deps,
     f->over_object_ = true;  // unknown here: a failed upload must not hide an object of the name
     f->QueuedLocked();
     f->sealed_ = true;
-    f->sealed_crc_ = seal.crc32c;
+    f->sealed_crc_ = WrittenCrc{seal.crc32c, std::move(crcs).value()};
   }
   // A name written again since this mount started belongs to its newer writer; the recovered
   // bytes are still uploaded (conditional create decides between them).
@@ -336,18 +338,22 @@ void SpoolFile::MaybeAdoptLocked() {
   // Only bytes that are the object: after a lost create race the store holds another writer's
   // object of that name, which may differ from this spool.
   if (state_ == State::kCommitted && created_object_ && uploaded_ && !adopted_ && !temp_) {
-    adopted_ = deps_.reader->AdoptWritten(place_.key, *uploaded_, spool_path_, SpoolCrcLocked());
+    const std::optional<WrittenCrc> crc = SpoolCrcLocked();
+    adopted_ = deps_.reader->AdoptWritten(place_.key, *uploaded_, spool_path_,
+                                          crc ? std::optional<uint32_t>(crc->whole) : std::nullopt);
     SeenLocked();  // the cache's own changes are not a write
   }
 }
 
-std::optional<uint32_t> SpoolFile::SpoolCrcLocked() const {
+std::optional<WrittenCrc> SpoolFile::SpoolCrcLocked() const {
   uint32_t crc;
-  if (spool_crc_.CrcOf(size_, &crc)) return crc;
+  if (spool_crc_.CrcOf(size_, &crc)) return WrittenCrc{crc, spool_crc_.SlicesOf(size_)};
   if (sealed_crc_) return sealed_crc_;  // computed for the seal (checked at recovery)
   // Not folded from the writes (the kernel wrote the spool, or it was rewritten): the upload
   // computed it from these very bytes (uploaded_ is reset by any change since).
-  if (state_ == State::kCommitted && created_object_ && uploaded_) return uploaded_->crc32c;
+  if (state_ == State::kCommitted && created_object_ && uploaded_ && uploaded_->crc32c) {
+    return WrittenCrc{*uploaded_->crc32c, uploaded_->slice_crcs};
+  }
   return std::nullopt;
 }
 
@@ -459,16 +465,16 @@ SpoolFile::Outcome SpoolFile::CommitLocked(bool wait, bool queue_only) {
 }
 
 Status SpoolFile::SealLocked(const Place& place) {
-  std::optional<uint32_t> crc = SpoolCrcLocked();
+  std::optional<WrittenCrc> crc = SpoolCrcLocked();
   Status st;
   if (!crc) {
     // Not folded from the writes (the kernel wrote the spool, or it was rewritten): one pass.
-    Result<uint32_t> c = Crc32cOfFile(fd_, size_, "spool of '" + place.display + "'");
-    if (c.ok()) crc = *c;
+    Result<SliceCrcs> c = SliceCrcsOfFile(fd_, size_, "spool of '" + place.display + "'");
+    if (c.ok()) crc = WrittenCrc{c->Whole(size_), *c};
     st = c.status();
   }
   if (st.ok()) {
-    SpoolSeal::Record r{place.key, place.display, size_, *crc, replaces_};
+    SpoolSeal::Record r{place.key, place.display, size_, crc->whole, replaces_};
     st = SpoolSeal::Write(spool_path_, fd_, r, deps_.options->write_back_fdatasync);
   }
   if (!st.ok()) {
@@ -516,7 +522,7 @@ SpoolFile::Outcome SpoolFile::UploadQueuedLocked() {
   const Place place = place_;
   const uint64_t size = size_;
   const bool replaces = replaces_;
-  const std::optional<uint32_t> crc = SpoolCrcLocked();
+  const std::optional<WrittenCrc> crc = SpoolCrcLocked();
   uploading_ = true;
   Result<UploadOutcome> up = Status::Internal("no upload");
   {

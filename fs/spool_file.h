@@ -312,8 +312,9 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // The last handle went away in kCommitted: hand the spool to the reader if the object holds
   // these very bytes.
   void MaybeAdoptLocked() REQUIRES(mu_);
-  // The spool's CRC32C as folded from the writes, if they covered exactly [0, size_).
-  std::optional<uint32_t> SpoolCrcLocked() const REQUIRES(mu_);
+  // The spool's CRC32Cs (the whole and its slices) as folded from the writes, if they covered
+  // exactly [0, size_), else as computed for its seal or by its upload.
+  std::optional<WrittenCrc> SpoolCrcLocked() const REQUIRES(mu_);
   // Write-back accepts the chunk as `place`: writes its seal (SpoolSeal). A failure (the spool's
   // disk full, say) is logged and the caller uploads before it returns instead.
   Status SealLocked(const Place& place) REQUIRES(mu_);
@@ -352,7 +353,7 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // The CRC32C of the spool, folded from the writes as they come (uploads record it with the
   // object and the cache with the entry, without reading the spool again). Gives up on rewrites
   // and truncation; then the spool is read.
-  CrcFold spool_crc_ GUARDED_BY(mu_){CrcFold::Overlap::kInvalidate};
+  CrcFold spool_crc_ GUARDED_BY(mu_){CrcFold::Overlap::kInvalidate, SliceCrcs::kMinSliceSize};
   // kCommitted: the object was created from these bytes (not another writer's of that name).
   bool created_object_ GUARDED_BY(mu_) = false;
   bool adopted_ GUARDED_BY(mu_) = false;  // the reader took the spool file over
@@ -373,9 +374,10 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // Renamed over while being written (Displace): another version owns the name, so this one's
   // close waits for the store's answer (EEXIST unless the same bytes) instead of being accepted.
   bool displaced_ GUARDED_BY(mu_) = false;
-  // kQueued with its seal written (SpoolSeal), and the CRC32C the seal holds.
+  // kQueued with its seal written (SpoolSeal), and the CRC32Cs computed for it (the seal holds
+  // the whole's).
   bool sealed_ GUARDED_BY(mu_) = false;
-  std::optional<uint32_t> sealed_crc_ GUARDED_BY(mu_);
+  std::optional<WrittenCrc> sealed_crc_ GUARDED_BY(mu_);
   // Parts sent while the file is still being written; null when off or done.
   std::unique_ptr<EarlyUpload> early_ GUARDED_BY(mu_);
   // A queued upload's bytes are on their way, mu_ let go (UploadQueuedLocked); transfer_done_

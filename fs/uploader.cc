@@ -6,6 +6,7 @@
 #include "base/deadline.h"
 #include "base/log.h"
 #include "base/posix_io.h"
+#include "base/slice_crcs.h"
 
 namespace kvfs {
 
@@ -27,7 +28,7 @@ Uploader::Uploader(std::shared_ptr<ObjectStore> store, const FsOptions& options)
 
 Result<UploadOutcome> Uploader::Upload(const std::string& key, int fd, uint64_t size,
                                        const std::string& display_name, bool no_replace,
-                                       EarlyUpload* early, std::optional<uint32_t> crc) {
+                                       EarlyUpload* early, std::optional<WrittenCrc> crc) {
   Result<ObjectInfo> r = Status::Internal("unset");
   if (early != nullptr) {
     r = early->Complete(size, /*conditional=*/true);
@@ -52,7 +53,7 @@ Result<UploadOutcome> Uploader::Upload(const std::string& key, int fd, uint64_t 
 
 Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_t size,
                                          const std::string& display_name, bool no_replace,
-                                         std::optional<uint32_t> known_crc, bool retried_empty) {
+                                         std::optional<WrittenCrc> known_crc, bool retried_empty) {
   // The store has already made sure the key exists (objstore/s3 checks a doubtful 412 itself);
   // what is left is the exists policy, which needs the existing object's size.
   auto head = store_->Head(key);
@@ -64,8 +65,13 @@ Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_
     // Our own PUT whose reply was lost (the retry met our object), or another writer's identical
     // bytes: the same checksum makes it ours, whatever the exists policy, and the local copy
     // may be kept.
-    Result<uint32_t> crc =
-        known_crc ? Result<uint32_t>(*known_crc) : Crc32cOfFile(fd, size, "spool of " + key);
+    Result<uint32_t> crc = Status::Internal("unset");
+    if (known_crc) {
+      crc = known_crc->whole;
+    } else {
+      Result<SliceCrcs> of_file = SliceCrcsOfFile(fd, size, "spool of " + key);
+      crc = of_file.ok() ? Result<uint32_t>(of_file->Whole(size)) : of_file.status();
+    }
     if (crc.ok() && *crc == *head->crc32c) {
       head->key = key;
       return UploadOutcome{std::move(head).value(), /*created=*/true};
@@ -102,7 +108,7 @@ Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_
 
 Result<UploadOutcome> Uploader::Replace(const std::string& key, int fd, uint64_t size,
                                         const std::string& display_name,
-                                        std::optional<uint32_t> crc) {
+                                        std::optional<WrittenCrc> crc) {
   Result<ObjectInfo> r = size >= options_.multipart_threshold
                              ? Multipart(key, fd, size, /*conditional=*/false)
                              : PutOnce(key, fd, size, crc, /*conditional=*/false);
@@ -111,15 +117,17 @@ Result<UploadOutcome> Uploader::Replace(const std::string& key, int fd, uint64_t
 }
 
 Result<ObjectInfo> Uploader::PutOnce(const std::string& key, int fd, uint64_t size,
-                                     std::optional<uint32_t> crc, bool conditional,
+                                     const std::optional<WrittenCrc>& crc, bool conditional,
                                      const std::string& if_match) {
   PutOptions opts;
   opts.if_none_match = conditional;
   opts.if_match = if_match;
   if (crc) {
-    opts.crc32c = crc;
+    opts.crc32c = crc->whole;
+    opts.slice_crcs = crc->slices;  // when not known: the whole only
   } else {
-    KVFS_ASSIGN_OR_RETURN(opts.crc32c, Crc32cOfFile(fd, size, "spool of " + key));
+    KVFS_ASSIGN_OR_RETURN(opts.slice_crcs, SliceCrcsOfFile(fd, size, "spool of " + key));
+    opts.crc32c = opts.slice_crcs->Whole(size);
   }
   auto r = store_->Put(key, Body::FromFile(fd, 0, size), opts);
   if (r.ok() && r->size == 0) r->size = size;

@@ -23,6 +23,14 @@
 
 namespace kvfs {
 
+// What a writer knows of the bytes it uploads, folded as they were written (SpoolFile) or computed
+// for its seal: the CRC32C of the whole chunk and, when known, of each slice (recorded with the
+// object so that readers serve a download slice by slice, fs/read/object_fetch.h).
+struct WrittenCrc {
+  uint32_t whole = 0;
+  std::optional<SliceCrcs> slices;
+};
+
 // What an upload left under the key.
 struct UploadOutcome {
   ObjectInfo info;  // the object now under the key
@@ -48,7 +56,7 @@ class Uploader {
   Result<UploadOutcome> Upload(const std::string& key, int fd, uint64_t size,
                                const std::string& display_name, bool no_replace,
                                EarlyUpload* early = nullptr,
-                               std::optional<uint32_t> crc = std::nullopt);
+                               std::optional<WrittenCrc> crc = std::nullopt);
   // Whether the exists policy (OnExists) would refuse a chunk of `size` bytes over an object of
   // `existing` bytes of another writer: another non-empty size, or any non-empty object under
   // ExistsPolicy::kEexist. An empty object is replaced, not a refusal.
@@ -60,7 +68,7 @@ class Uploader {
   // and writing that started from the object's bytes and was changed (not a chunk written once:
   // those never replace anything).
   Result<UploadOutcome> Replace(const std::string& key, int fd, uint64_t size,
-                                const std::string& display_name, std::optional<uint32_t> crc);
+                                const std::string& display_name, std::optional<WrittenCrc> crc);
 
   // Where the uploads of this filesystem hand their aborts (EarlyUpload).
   AbortQueue* aborts() { return &aborts_; }
@@ -71,7 +79,7 @@ class Uploader {
   static constexpr uint64_t kMaxReplacePut = 5ull << 30;
 
   Result<ObjectInfo> PutOnce(const std::string& key, int fd, uint64_t size,
-                             std::optional<uint32_t> crc, bool conditional = true,
+                             const std::optional<WrittenCrc>& crc, bool conditional = true,
                              const std::string& if_match = "");
   Result<ObjectInfo> Multipart(const std::string& key, int fd, uint64_t size,
                                bool conditional = true);
@@ -80,7 +88,7 @@ class Uploader {
   // `retried_empty`: called again after losing the race to replace an empty object.
   Result<UploadOutcome> OnExists(const std::string& key, int fd, uint64_t size,
                                  const std::string& display_name, bool no_replace,
-                                 std::optional<uint32_t> crc, bool retried_empty = false);
+                                 std::optional<WrittenCrc> crc, bool retried_empty = false);
 
   const std::shared_ptr<ObjectStore> store_;
   const FsOptions options_;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/slice_crcs.h"
 #include "base/status.h"
 #include "objstore/store_stats.h"
 
@@ -32,6 +33,9 @@ struct ObjectInfo {
   // kChecksumMetaHeader); unset when the object carries none (other writers, multipart uploads) or
   // the answer could not carry it (LIST).
   std::optional<uint32_t> crc32c;
+  // The CRC32C of each slice of the object as its writer recorded it (kSliceChecksumMetaHeader;
+  // set with crc32c for single-PUT chunks, never for multipart ones), when it Fits the size.
+  std::optional<SliceCrcs> slice_crcs = std::nullopt;
   // The object carries kvfs's writer mark (kWriterMetaHeader, or kChecksumMetaHeader, which only
   // kvfs writes): kvfs stored it. Set by Head (and a GET's on_info); a LIST cannot carry it. What
   // the bounded tier checks before it counts or removes an object (tier/collector.h): a bucket
@@ -44,6 +48,9 @@ struct ObjectInfo {
 // ms for MD5 (bench/micro_checksum.cc), so it is kvfs's own metadata rather than a Content-MD5.
 inline constexpr char kChecksumMetaHeader[] = "x-amz-meta-kvfs-crc32c";
 std::string FormatCrc32c(uint32_t crc);
+// The object metadata that carries ObjectInfo::slice_crcs on S3 (SliceCrcs::Format). A separate
+// value, so readers that know only kChecksumMetaHeader keep verifying the whole.
+inline constexpr char kSliceChecksumMetaHeader[] = "x-amz-meta-kvfs-crc32c-slices";
 // The object metadata that marks every object kvfs's S3 store writes, by PUT and by
 // CreateMultipartUpload (S3 takes a multipart object's metadata when the upload is created, so
 // multipart chunks, which carry no checksum, carry this), with the value kWriterMetaValue; a copy
@@ -97,8 +104,10 @@ struct PutOptions {
   // only: multipart completion is never sent with it. Used to replace an empty object by the
   // first whole chunk written to its name (Uploader::OnExists).
   std::string if_match;
-  // Recorded with the object (ObjectInfo::crc32c) so that readers can verify what they download.
+  // Recorded with the object (ObjectInfo::crc32c, slice_crcs) so that readers can verify what
+  // they download, and (slices) serve each slice of it once it is checked.
   std::optional<uint32_t> crc32c;
+  std::optional<SliceCrcs> slice_crcs = std::nullopt;
 };
 
 struct DeleteOptions {

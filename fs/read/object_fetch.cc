@@ -24,7 +24,15 @@ ObjectFetch::ObjectFetch(const FetchContext& ctx, std::string key, ObjectInfo in
       wake_at_(nparts_, kNoWaiter),
       part_crc_(nparts_, 0),
       expected_crc_(info_.crc32c),
-      checksum_known_(info_.crc32c.has_value() || !ctx.verify) {}
+      checksum_known_(info_.crc32c.has_value() || !ctx.verify),
+      slices_(info_.crc32c ? UsableSlices(info_.slice_crcs) : std::nullopt) {}
+
+std::optional<SliceCrcs> ObjectFetch::UsableSlices(const std::optional<SliceCrcs>& s) const {
+  if (!ctx_.verify || !s || !s->Fits(info_.size) || part_size_ % s->slice_size != 0) {
+    return std::nullopt;
+  }
+  return s;
+}
 
 ObjectFetch::~ObjectFetch() {
   if (fd_ >= 0) close(fd_);
@@ -90,9 +98,11 @@ void ObjectFetch::Finish() {
   uint32_t crc = 0;
   FillRef fill;
   std::optional<uint32_t> expected;
+  bool sliced = false;
   Status mismatch;
   {
     MutexLock l(&mu_);
+    sliced = slices_.has_value();
     for (size_t p = 0; p < nparts_; p++) crc = Crc32cCombine(crc, part_crc_[p], PartLength(p));
     fill = std::move(fill_);
     expected = ctx_.verify ? expected_crc_ : std::nullopt;
@@ -120,6 +130,7 @@ void ObjectFetch::Finish() {
     return;
   }
   if (!expected) ctx_.counters->unverified++;
+  if (expected && sliced) ctx_.counters->verified_by_slice++;
   Result<EntryRef> entry = fill.Commit(crc);
   if (!entry.ok()) {
     // The bytes are all in our fd, so open handles are unaffected; only later opens miss.
@@ -278,14 +289,62 @@ Status ObjectFetch::OnBytes(size_t part, PartProgress* progress, const char* dat
   }
   KVFS_RETURN_IF_ERROR(
       PwriteFull(fd_, data, n, PartOffset(part) + progress->received, "cache fill of " + key_));
-  progress->crc = Crc32c(progress->crc, data, n);  // the bytes are still in the CPU cache
+  if (!progress->mode_known) {
+    // This GET's reply has been seen (on_info runs before its first byte): the mode is settled.
+    MutexLock l(&mu_);
+    progress->mode_known = true;
+    if (slices_) progress->slice_size = slices_->slice_size;
+  }
+  // Checksummed while the bytes are still in the CPU cache: slice by slice when checked so (a
+  // part is whole slices), the part's CRC combined from theirs - one pass either way.
+  std::vector<std::pair<size_t, uint32_t>> finished;  // (slice, its CRC)
+  if (progress->slice_size == 0) {
+    progress->crc = Crc32c(progress->crc, data, n);
+  } else {
+    const uint64_t slice = progress->slice_size;
+    uint64_t pos = PartOffset(part) + progress->received;
+    for (size_t done = 0; done < n;) {
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(n - done, slice - pos % slice));
+      progress->slice_crc = Crc32c(progress->slice_crc, data + done, take);
+      done += take;
+      pos += take;
+      if (pos % slice == 0 || pos == info_.size) {
+        finished.emplace_back((pos - 1) / slice, progress->slice_crc);
+        progress->crc = Crc32cCombine(progress->crc, progress->slice_crc, (pos - 1) % slice + 1);
+        progress->slice_crc = 0;
+      }
+    }
+  }
   progress->received += n;
   ctx_.counters->bytes_from_store += n;
   MutexLock l(&mu_);
-  have_[part] = progress->received;
-  if (progress->received >= wake_at_[part]) {
+  if (progress->slice_size == 0) {
+    have_[part] = progress->received;
+  } else {
+    KVFS_RETURN_IF_ERROR(CheckSlicesLocked(part, finished));
+  }
+  if (have_[part] >= wake_at_[part]) {
     wake_at_[part] = kNoWaiter;
     cv_.SignalAll();
+  }
+  return Status::OK();
+}
+
+Status ObjectFetch::CheckSlicesLocked(size_t part,
+                                      const std::vector<std::pair<size_t, uint32_t>>& done) {
+  for (const auto& [i, crc] : done) {
+    const uint64_t off = i * slices_->slice_size;
+    if (crc != slices_->crcs[i]) {
+      Status st =
+          Status::DataLoss("download of " + key_ + " does not match its checksum in " +
+                           Range(off, slices_->SliceLength(i, info_.size)) + " (CRC32C " +
+                           FormatCrc32c(crc) + ", recorded " + FormatCrc32c(slices_->crcs[i]) +
+                           "): changed on the wire or in the store; not served");
+      LogError("read: {}", st.ToString());
+      ctx_.counters->verify_failures++;
+      return st;  // the GET ends with it: the fetch fails (OnPartDone), have_ stays before it
+    }
+    have_[part] = std::min(info_.size, off + slices_->slice_size) - PartOffset(part);
   }
   return Status::OK();
 }
@@ -295,10 +354,11 @@ void ObjectFetch::OnInfo(const ObjectInfo& info) {
   if (checksum_known_) return;
   checksum_known_ = true;
   expected_crc_ = info.crc32c;
+  if (info.crc32c) slices_ = UsableSlices(info.slice_crcs);
 }
 
 bool ObjectFetch::HoldsBytesLocked() const {
-  if (!ctx_.verify || verified_) return false;
+  if (!ctx_.verify || verified_ || slices_) return false;
   // Not known yet: no GET has answered, so no byte has arrived either.
   return !checksum_known_ || expected_crc_.has_value();
 }

@@ -12,10 +12,13 @@
 //
 // Verification (ctx.verify, `verify: auto`): when the object carries a CRC32C recorded by its
 // writer (ObjectInfo::crc32c from HEAD, or from the first GET's reply for objects known from a
-// LIST), readers get no byte until the combined CRC of all parts matched it: a byte changed on the
-// wire or at rest fails the fetch with kDataLoss (EIO) and is never served or cached. That costs
-// the overlap of reply and download for such objects (engines read whole chunks, so they wait for
-// the last byte anyway). Objects without a checksum stream as they arrive, counted as unverified.
+// LIST), a byte changed on the wire or at rest fails the fetch with kDataLoss (EIO) and is never
+// served or cached. When the writer also recorded the CRC of each slice (ObjectInfo::slice_crcs:
+// kvfs's single-PUT chunks) and the parts are whole slices, each slice is checked as its last byte
+// arrives and readers get it then: the reply overlaps the download, and a damaged slice fails the
+// fetch before any of its bytes is served (the slices before it were the object's bytes). With
+// the whole object's CRC only, readers get no byte until all parts are in and their combined CRC
+// matched. Objects without a checksum stream as they arrive, counted as unverified.
 //
 // Any failed part (after the store's own retries and resumes), a short part (object smaller than
 // listed), or an object larger than listed (checked by a 1-byte GET past the end when the ETag is
@@ -32,7 +35,9 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/mutex.h"
@@ -83,6 +88,9 @@ class ObjectFetch : public std::enable_shared_from_this<ObjectFetch> {
   struct PartProgress {
     uint64_t received = 0;
     uint32_t crc = 0;
+    bool mode_known = false;  // slice_size was read (at the part's first bytes)
+    uint64_t slice_size = 0;  // checked slice by slice (0: not)
+    uint32_t slice_crc = 0;   // of the bytes received of the slice in progress
   };
 
   uint64_t PartOffset(size_t p) const { return p * part_size_; }
@@ -102,6 +110,12 @@ class ObjectFetch : public std::enable_shared_from_this<ObjectFetch> {
   void OnInfo(const ObjectInfo& info) EXCLUDES(mu_);
   // Whether readers must wait for the whole object to be verified before they see any byte.
   bool HoldsBytesLocked() const REQUIRES(mu_);
+  // `s` when this download can be checked slice by slice against it (whole parts of slices).
+  std::optional<SliceCrcs> UsableSlices(const std::optional<SliceCrcs>& s) const;
+  // On the store's I/O thread, under mu_: the slices a sink call finished; kDataLoss on the first
+  // that does not match, else have_[part] moves to the end of the last.
+  Status CheckSlicesLocked(size_t part, const std::vector<std::pair<size_t, uint32_t>>& done)
+      REQUIRES(mu_);
 
   const FetchContext ctx_;
   const std::string key_;
@@ -135,6 +149,9 @@ class ObjectFetch : public std::enable_shared_from_this<ObjectFetch> {
   std::optional<uint32_t> expected_crc_ GUARDED_BY(mu_);
   bool checksum_known_ GUARDED_BY(mu_) = false;
   bool verified_ GUARDED_BY(mu_) = false;  // all bytes in, and matched (or nothing to match)
+  // The writer's slice CRCs, when the download is checked slice by slice (set once, with
+  // checksum_known_).
+  std::optional<SliceCrcs> slices_ GUARDED_BY(mu_);
   FillRef fill_ GUARDED_BY(mu_);
   EntryRef entry_ GUARDED_BY(mu_);  // after commit: pins the entry while handles read it
 };

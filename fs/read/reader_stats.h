@@ -33,6 +33,8 @@ namespace kvfs {
   /* downloads completed without a recorded checksum to check (multipart uploads, other        */  \
   /* writers) or with verification off                                                         */  \
   X(unverified, "kvfs_downloads_unverified", kCounter)                                             \
+  /* downloads served slice by slice, each slice once it matched its writer's checksum */          \
+  X(verified_by_slice, "kvfs_downloads_verified_by_slice", kCounter)                               \
   X(read_errors, "kvfs_read_errors", kCounter) /* Read/ReadFd calls that returned an error */      \
   /* Prefetch on lookup (fs/read/prefetch_queue.h): downloads a lookup started */                  \
   X(prefetches_started, "kvfs_prefetches_started", kCounter)                                       \

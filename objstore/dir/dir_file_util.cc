@@ -88,6 +88,7 @@ ObjectInfo InfoFromStat(const std::string& key, const struct stat& st) {
 
 namespace {
 constexpr char kChecksumXattr[] = "user.kvfs.crc32c";
+constexpr char kSliceChecksumXattr[] = "user.kvfs.crc32c-slices";
 constexpr char kWriterXattr[] = "user.kvfs.writer";
 }  // namespace
 
@@ -122,6 +123,33 @@ std::optional<uint32_t> ChecksumXattr(const std::string& path) {
   const ssize_t n = ::getxattr(path.c_str(), kChecksumXattr, buf, sizeof(buf));
   if (n <= 0) return std::nullopt;
   return ParseCrc32c(std::string(buf, static_cast<size_t>(n)));
+}
+
+void SetSliceChecksumXattr(int fd, const std::optional<SliceCrcs>& slices) {
+  if (!slices) return;
+  const std::string text = slices->Format();
+  (void)::fsetxattr(fd, kSliceChecksumXattr, text.data(), text.size(), 0);
+}
+
+namespace {
+
+std::optional<SliceCrcs> ParseSlices(const char* buf, ssize_t n, uint64_t size) {
+  if (n <= 0) return std::nullopt;
+  std::optional<SliceCrcs> s = SliceCrcs::Parse(std::string_view(buf, static_cast<size_t>(n)));
+  if (s && !s->Fits(size)) s.reset();
+  return s;
+}
+
+}  // namespace
+
+std::optional<SliceCrcs> SliceChecksumXattr(int fd, uint64_t size) {
+  char buf[2048];
+  return ParseSlices(buf, ::fgetxattr(fd, kSliceChecksumXattr, buf, sizeof(buf)), size);
+}
+
+std::optional<SliceCrcs> SliceChecksumXattr(const std::string& path, uint64_t size) {
+  char buf[2048];
+  return ParseSlices(buf, ::getxattr(path.c_str(), kSliceChecksumXattr, buf, sizeof(buf)), size);
 }
 
 std::string RandomHex(size_t bytes) {

@@ -49,6 +49,11 @@ ObjectInfo InfoFromStat(const std::string& key, const struct stat& st);
 void SetChecksumXattr(int fd, std::optional<uint32_t> crc);
 std::optional<uint32_t> ChecksumXattr(int fd);
 std::optional<uint32_t> ChecksumXattr(const std::string& path);
+// The writer's slice CRCs (ObjectInfo::slice_crcs), the xattr user.kvfs.crc32c-slices, best
+// effort as the checksum's; read back only where they fit an object of `size` bytes.
+void SetSliceChecksumXattr(int fd, const std::optional<SliceCrcs>& slices);
+std::optional<SliceCrcs> SliceChecksumXattr(int fd, uint64_t size);
+std::optional<SliceCrcs> SliceChecksumXattr(const std::string& path, uint64_t size);
 
 // kvfs's writer mark (ObjectInfo::kvfs_written), the xattr user.kvfs.writer, set on every object
 // this store writes. A file without it was put there by something else (or by a kvfs before the

@@ -208,6 +208,9 @@ Result<ObjectInfo> DirStore::Publish(const std::string& tmp_path, const std::str
   if (options_.sync) KVFS_RETURN_IF_ERROR(FsyncDir(parent));
   ObjectInfo info = InfoFromStat(key, st);
   info.crc32c = opts.crc32c;
+  if (opts.crc32c && opts.slice_crcs && opts.slice_crcs->Fits(info.size)) {
+    info.slice_crcs = opts.slice_crcs;
+  }
   return info;
 }
 
@@ -258,6 +261,7 @@ Result<ObjectInfo> DirStore::Head(const std::string& key) {
   }
   ObjectInfo info = InfoFromStat(key, st);
   info.crc32c = ChecksumXattr(path);
+  if (info.crc32c) info.slice_crcs = SliceChecksumXattr(path, info.size);
   info.kvfs_written = HasWriterMark(path);
   return info;
 }
@@ -282,6 +286,7 @@ Result<uint64_t> DirStore::GetSync(const GetRequest& req, const RangeReader& rea
   if (req.on_info) {
     ObjectInfo info = InfoFromStat(req.key, st);
     info.crc32c = ChecksumXattr(fd);
+    if (info.crc32c) info.slice_crcs = SliceChecksumXattr(fd, info.size);
     info.kvfs_written = HasWriterMark(path);
     req.on_info(info);
   }
@@ -329,6 +334,9 @@ Result<ObjectInfo> DirStore::PutSync(const std::string& key, const Body& body,
                                              [&](int fd) {
                                                KVFS_RETURN_IF_ERROR(WriteBody(fd, body, what));
                                                SetChecksumXattr(fd, opts.crc32c);
+                                               if (opts.crc32c) {
+                                                 SetSliceChecksumXattr(fd, opts.slice_crcs);
+                                               }
                                                SetWriterXattr(fd);
                                                return Status::OK();
                                              },
@@ -407,6 +415,7 @@ Result<ObjectInfo> DirStore::Copy(const std::string& src_key, const std::string&
   // As S3's CopyObject, the copy keeps the source's metadata: its checksum.
   PutOptions publish = opts;
   publish.crc32c = ChecksumXattr(src);
+  publish.slice_crcs = SliceChecksumXattr(src, static_cast<uint64_t>(st.st_size));
   const bool src_marked = HasWriterMark(src_path);
   KVFS_ASSIGN_OR_RETURN(
       std::string tmp,
@@ -414,6 +423,7 @@ Result<ObjectInfo> DirStore::Copy(const std::string& src_key, const std::string&
           [&](int fd) {
             KVFS_RETURN_IF_ERROR(CopyFile(src, fd, static_cast<uint64_t>(st.st_size), what));
             SetChecksumXattr(fd, publish.crc32c);
+            if (publish.crc32c) SetSliceChecksumXattr(fd, publish.slice_crcs);
             if (src_marked) SetWriterXattr(fd);
             return Status::OK();
           },

@@ -75,14 +75,19 @@ Status OnHeaders(GetState* s, const HttpExchange& ex, const std::string& what) {
     info.key = s->req.key;
     info.etag = etag;
     if (s->object_size >= 0) info.size = static_cast<uint64_t>(s->object_size);
-    info.crc32c = ParseCrc32c(ex.Header(kChecksumMetaHeader));
-    info.kvfs_written = info.crc32c.has_value() || ex.Header(kWriterMetaHeader) == kWriterMetaValue;
+    KvfsMetadataFromHeaders(ex, &info);
     s->req.on_info(info);
   }
   return Status::OK();
 }
 
 }  // namespace
+
+void KvfsMetadataFromHeaders(const HttpExchange& ex, ObjectInfo* info) {
+  info->crc32c = ParseCrc32c(ex.Header(kChecksumMetaHeader));
+  if (info->crc32c) info->slice_crcs = SliceCrcs::Parse(ex.Header(kSliceChecksumMetaHeader));
+  info->kvfs_written = info->crc32c.has_value() || ex.Header(kWriterMetaHeader) == kWriterMetaValue;
+}
 
 bool ParseContentRange(const std::string& value, uint64_t* first, uint64_t* last, int64_t* total) {
   // Strict: "bytes A-B/T" or "bytes A-B/*" with plain decimals (no sign, no wrap-around of "-1"

@@ -16,6 +16,11 @@ void StartGet(S3Client* client, const GetRequest& req, ObjectStore::GetSink sink
 // A sink that copies into dst, which has room for the whole range.
 ObjectStore::GetSink MemorySink(char* dst);
 
+// What kvfs recorded with an object, from a HEAD's or a GET's reply headers: its writer's
+// CRC32C, slice CRCs (with the CRC only; Fits is the reader's to check against the size) and
+// writer mark (ObjectInfo::crc32c, slice_crcs, kvfs_written).
+void KvfsMetadataFromHeaders(const HttpExchange& ex, ObjectInfo* info);
+
 // Parses "bytes 0-9/10" (total may be "*" -> -1). False if malformed.
 bool ParseContentRange(const std::string& value, uint64_t* first, uint64_t* last, int64_t* total);
 

@@ -48,9 +48,10 @@ class S3Store : public ObjectStore {
  private:
   // One PUT (with its retries); `if_none_match` sends "If-None-Match: *" and turns 412 into
   // kAlreadyExists; `if_match`, when not empty, is sent as the If-Match header's value, as it is
-  // (a 412 stays kPreconditionFailed).
-  void PutOnce(const std::string& key, const Body& body, bool if_none_match,
-               std::optional<uint32_t> crc32c, PutCallback done, const std::string& if_match = "");
+  // (a 412 stays kPreconditionFailed). Of `sums` only the checksums are used (crc32c,
+  // slice_crcs): the conditions are the other arguments.
+  void PutOnce(const std::string& key, const Body& body, bool if_none_match, const PutOptions& sums,
+               PutCallback done, const std::string& if_match = "");
 
   std::unique_ptr<S3Client> client_;
 };

@@ -60,7 +60,8 @@ Result<std::string> MemoryStore::ReadBody(const Body& body) {
 }
 
 ObjectInfo MemoryStore::InfoOf(const std::string& key, const Object& obj) {
-  return ObjectInfo{key, obj.data.size(), obj.etag, obj.mtime_sec, obj.crc32c, obj.kvfs_written};
+  return ObjectInfo{key,        obj.data.size(), obj.etag,        obj.mtime_sec,
+                    obj.crc32c, obj.slice_crcs,  obj.kvfs_written};
 }
 
 std::string MemoryStore::NextEtagLocked(const std::string& data) {
@@ -118,6 +119,9 @@ void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOp
     obj.data = std::move(data);
     obj.mtime_sec = NowSec();
     obj.crc32c = opts.crc32c;
+    obj.slice_crcs = opts.crc32c && opts.slice_crcs && opts.slice_crcs->Fits(obj.data.size())
+                         ? opts.slice_crcs
+                         : std::nullopt;
     obj.kvfs_written = true;
     return InfoOf(key, obj);
   }();
@@ -172,6 +176,7 @@ Result<ObjectInfo> MemoryStore::CompleteMultipartUpload(const std::string& key,
   obj.etag = NextEtagLocked(data) + "-" + std::to_string(parts.size());
   obj.data = std::move(data);
   obj.mtime_sec = NowSec();
+  obj.slice_crcs.reset();
   obj.crc32c.reset();       // as on S3: metadata is set at CreateMultipartUpload, with no checksum
   obj.kvfs_written = true;  // but with the writer mark
   KVFS_RETURN_IF_ERROR(uploads_.End(upload_id, key));
@@ -231,12 +236,14 @@ Result<ObjectInfo> MemoryStore::Copy(const std::string& src_key, const std::stri
   }
   std::string data = it->second.data;                     // copy before operator[] may rebalance
   const std::optional<uint32_t> crc = it->second.crc32c;  // S3 copies metadata
+  const std::optional<SliceCrcs> slices = it->second.slice_crcs;
   const bool marked = it->second.kvfs_written;
   Object& obj = objects_[dst_key];
   obj.etag = NextEtagLocked(data);
   obj.data = std::move(data);
   obj.mtime_sec = NowSec();
   obj.crc32c = crc;
+  obj.slice_crcs = slices;
   obj.kvfs_written = marked;
   return InfoOf(dst_key, obj);
 }
@@ -248,6 +255,7 @@ void MemoryStore::PutObject(const std::string& key, std::string data) {
   obj.data = std::move(data);
   obj.mtime_sec = NowSec();
   obj.crc32c.reset();
+  obj.slice_crcs.reset();
   obj.kvfs_written = false;
 }
 

@@ -89,6 +89,7 @@ class MemoryStore : public ObjectStore {
     std::string etag;
     int64_t mtime_sec = 0;
     std::optional<uint32_t> crc32c;
+    std::optional<SliceCrcs> slice_crcs;
     bool kvfs_written = false;
   };
   static Result<std::string> ReadBody(const Body& body);

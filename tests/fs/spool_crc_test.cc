@@ -1,11 +1,13 @@
-// The CRC32C recorded with an uploaded chunk is folded from its writes as they arrive (no second
-// pass over the spool); rewrites, truncation and gaps fall back to reading the spool. Either way
-// it is the CRC of the bytes the object holds.
+// The CRC32Cs recorded with an uploaded chunk - of the whole and of each slice - are folded from
+// its writes as they arrive (no second pass over the spool); rewrites, truncation and gaps fall
+// back to reading the spool. Either way they are the CRCs of the bytes the object holds.
 #include <fcntl.h>
 
+#include <algorithm>
 #include <string>
 
 #include "base/crc32c.h"
+#include "base/slice_crcs.h"
 #include "tests/fs/fs_test_util.h"
 
 namespace kvfs {
@@ -30,6 +32,13 @@ class SpoolCrcTest : public FsTestBase {
     ASSERT_TRUE(h.ok());
     ASSERT_TRUE(h->crc32c.has_value());
     EXPECT_EQ(*h->crc32c, Crc32c(0, want.data(), want.size()));
+    SliceCrcs slices;
+    slices.slice_size = SliceCrcs::SliceSizeFor(want.size());
+    for (uint64_t off = 0; off < want.size(); off += slices.slice_size) {
+      const uint64_t n = std::min<uint64_t>(slices.slice_size, want.size() - off);
+      slices.crcs.push_back(Crc32c(0, want.data() + off, n));
+    }
+    EXPECT_EQ(h->slice_crcs, slices) << name;
   }
 };
 
@@ -40,6 +49,18 @@ TEST_F(SpoolCrcTest, PiecesOutOfOrder) {
   WriteAt(fh, 98304, d.substr(98304));
   ASSERT_TRUE(CloseHandle(fh).ok());
   ExpectStored("a", d);
+}
+
+TEST_F(SpoolCrcTest, SlicesOfAChunkWrittenInPiecesThatCrossThem) {
+  const std::string d = Bytes(3 * (1 << 20) + 777, 3);
+  uint64_t fh = CreateForWrite("sliced");
+  const uint64_t piece = 96 * 1024;  // 1 MiB is no multiple of it: pieces cross slice ends
+  for (uint64_t off = 0; off < d.size(); off += 2 * piece) {
+    if (off + piece < d.size()) WriteAt(fh, off + piece, d.substr(off + piece, piece));
+    WriteAt(fh, off, d.substr(off, piece));  // each pair out of order, as FUSE threads send them
+  }
+  ASSERT_TRUE(CloseHandle(fh).ok());
+  ExpectStored("sliced", d);
 }
 
 TEST_F(SpoolCrcTest, RewriteTruncateAndHoles) {

@@ -2,12 +2,13 @@
 """End-to-end integrity through real daemonized mounts (`verify: auto`): kvfs over
 tests/objstore/fault_server.py, which can invert one byte of a GET body (action flip_byte).
 
-- A chunk written through the mount is stored with its CRC32C as object metadata
-  (x-amz-meta-kvfs-crc32c).
+- A chunk written through the mount is stored with its CRC32C and the CRC32C of each 1 MiB slice
+  as object metadata (x-amz-meta-kvfs-crc32c, x-amz-meta-kvfs-crc32c-slices).
 - On a second node (fresh cache), a read while the server flips a byte of the body fails with
-  EIO - no byte of the chunk is returned, not even the intact ones before the flipped one - and
-  counts in kvfs_download_verify_failures; nothing is cached.
-- Once the wire is clean again, the same read returns the chunk's bytes.
+  EIO - no byte of the damaged slice is returned (the slices before it may be: each is served
+  once it matched) - and counts in kvfs_download_verify_failures; nothing is cached.
+- Once the wire is clean again, the same read returns the chunk's bytes, verified slice by slice
+  (kvfs_downloads_verified_by_slice).
 - With `verify: off`, the flipped byte is what the reader gets (what "off" means).
 - With a cache smaller than the chunk (reads stream from the store), the read that would complete
   the chunk fails with EIO; once the wire is clean, the streamed read is verified.
@@ -45,6 +46,8 @@ def read_fails_with_eio(path):
     except OSError as e:
         assert e.errno == errno.EIO, "read of %s: %s (expected EIO)" % (path, e)
         return
+    # read_direct loops over short reads: a read that got the slices before the flipped byte
+    # and then EIO raises too. Bytes returned means the damaged slice was served.
     raise AssertionError("read of %s returned bytes despite a flipped byte on the wire" % path)
 
 
@@ -59,6 +62,10 @@ def run(ctx, script):
         assert len(meta) == 8 and all(c in "0123456789abcdef" for c in meta), \
             "no checksum metadata on the uploaded chunk: %r" % meta
         ok("uploaded chunk carries x-amz-meta-kvfs-crc32c: %s" % meta)
+        slices = head(store, "c.pt").get("x-amz-meta-kvfs-crc32c-slices", "")
+        assert slices.startswith("1048576:") and len(slices) == len("1048576:") + 7 * 8, \
+            "no slice checksums on the uploaded chunk (7 slices of 1 MiB): %r" % slices
+        ok("and x-amz-meta-kvfs-crc32c-slices: 7 slices of 1 MiB")
 
         b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"), name="b")
         flip = [{"method": "GET", "key": "c.pt", "action": "flip_byte", "at": FLIP_AT,
@@ -74,7 +81,9 @@ def run(ctx, script):
 
         store.recover()
         assert read_direct(path_b) == data, "read after the wire is clean again"
-        ok("wire clean again: the read returns the chunk's bytes")
+        s = b.settled()
+        assert s["kvfs_downloads_verified_by_slice"] == 1, "not verified by slice: %s" % s
+        ok("wire clean again: the read returns the chunk's bytes, verified slice by slice")
 
         c = Daemon(ctx, store, ctx.path("mnt-c"), ctx.path("cache-c"), {"verify": "off"},
                    name="c")

@@ -69,6 +69,41 @@ TEST_P(ConformanceTest, ChecksumMetadataRoundTrips) {
   EXPECT_EQ(store().Head("sum-copy")->crc32c, opts.crc32c);
 }
 
+TEST_P(ConformanceTest, SliceChecksumMetadataRoundTrips) {
+  // The writer's slice CRCs (PutOptions::slice_crcs) come back from HEAD, from a GET's reply and
+  // through a copy, as the whole object's CRC does; slices that do not fit the object's size, or
+  // sent without the whole CRC, are not recorded.
+  const std::string data = RandomBytes(2 * (1 << 20) + 5, 8);
+  PutOptions opts;
+  opts.crc32c = 0x89abcdefu;
+  opts.slice_crcs = SliceCrcs{1 << 20, {0x01020304u, 0xa0b0c0d0u, 0xffffffffu}};
+  ASSERT_TRUE(PutString("slices", data, opts).ok());
+  auto head = store().Head("slices");
+  ASSERT_TRUE(head.ok()) << head.status().ToString();
+  EXPECT_EQ(head->slice_crcs, opts.slice_crcs);
+  std::optional<ObjectInfo> seen;
+  GetRequest req;
+  req.key = "slices";
+  req.offset = 1 << 20;
+  req.length = 10;
+  req.on_info = [&](const ObjectInfo& i) { seen = i; };
+  std::string buf(10, '\0');
+  ASSERT_TRUE(store().Get(req, buf.data()).ok());
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->slice_crcs, opts.slice_crcs);
+  ASSERT_TRUE(store().Copy("slices", "slices-copy", {}).ok());
+  EXPECT_EQ(store().Head("slices-copy")->slice_crcs, opts.slice_crcs);
+
+  PutOptions wrong = opts;
+  wrong.slice_crcs->crcs.pop_back();  // two slices for three MiB
+  ASSERT_TRUE(PutString("slices-wrong", data, wrong).ok());
+  EXPECT_FALSE(store().Head("slices-wrong")->slice_crcs.has_value());
+  PutOptions alone;
+  alone.slice_crcs = opts.slice_crcs;
+  ASSERT_TRUE(PutString("slices-alone", data, alone).ok());
+  EXPECT_FALSE(store().Head("slices-alone")->slice_crcs.has_value());
+}
+
 TEST_P(ConformanceTest, RangedReads) {
   const std::string data = RandomBytes(1000, 2);
   ASSERT_TRUE(PutString("r", data).ok());

@@ -1,8 +1,10 @@
 // End-to-end integrity of downloads (`verify: auto`): an object that carries its writer's CRC32C
-// is checked before any of its bytes is served or cached.
+// is checked before any of its bytes is served or cached; one that also carries the CRC of each
+// slice is served slice by slice, each once it matched.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 #include <thread>
 
 #include "base/crc32c.h"
@@ -33,9 +35,10 @@ class VerifyTest : public ::testing::Test {
     cache_ = std::move(c).value();
   }
 
-  std::unique_ptr<CachedReader> NewReader(std::shared_ptr<ObjectStore> store, bool verify = true) {
+  std::unique_ptr<CachedReader> NewReader(std::shared_ptr<ObjectStore> store, bool verify = true,
+                                          uint64_t part_size = kPart) {
     CachedReaderOptions o;
-    o.part_size = kPart;
+    o.part_size = part_size;
     o.max_parallel_parts = 4;
     o.verify = verify;
     return std::make_unique<CachedReader>(std::move(store), cache_.get(), o);
@@ -50,6 +53,69 @@ class VerifyTest : public ::testing::Test {
     EXPECT_TRUE(info.ok());
     EXPECT_EQ(info->crc32c, opts.crc32c);
     return *info;
+  }
+
+  // Stores `data` with the CRC of the whole and of each slice, as kvfs's uploader does for a chunk
+  // it stores with one PUT.
+  ObjectInfo PutSliced(const std::string& key, const std::string& data) {
+    PutOptions opts;
+    opts.crc32c = Crc32c(0, data.data(), data.size());
+    SliceCrcs slices;
+    slices.slice_size = SliceCrcs::SliceSizeFor(data.size());
+    for (uint64_t off = 0; off < data.size(); off += slices.slice_size) {
+      const uint64_t n = std::min<uint64_t>(slices.slice_size, data.size() - off);
+      slices.crcs.push_back(Crc32c(0, data.data() + off, n));
+    }
+    opts.slice_crcs = slices;
+    EXPECT_TRUE(mem_->Put(key, Body::FromMemory(data.data(), data.size()), opts).ok());
+    Result<ObjectInfo> info = mem_->Head(key);
+    EXPECT_TRUE(info.ok());
+    EXPECT_EQ(info->slice_crcs, opts.slice_crcs);
+    return *info;
+  }
+
+  // A read that must complete while the store holds the rest of the download back; on a hang,
+  // the store is released (so the test ends) and the read counts as failed.
+  static Result<std::string> ReadWhileHeld(ReadHandle* h, uint64_t off, uint64_t n,
+                                           ThreadedStore* store) {
+    auto f = std::async(std::launch::async, [h, off, n]() -> Result<std::string> {
+      std::string out(n, '\0');
+      Result<uint64_t> r = h->Read(off, n, out.data());
+      if (!r.ok()) return r.status();
+      out.resize(*r);
+      return out;
+    });
+    if (f.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+      store->Release();
+      f.wait();
+      return Status::DeadlineExceeded("the read waited for bytes the store held back");
+    }
+    return f.get();
+  }
+
+  // Opens `key` on a reader with one GET per chunk (get_part_size's default) while the store holds
+  // the download back inside the second slice: the first slice is read all the same, checked; then
+  // the whole chunk, counted as verified by slice and cached.
+  void ExpectServedBySlice(const std::string& key, const ObjectInfo& info,
+                           const std::string& data) {
+    auto threaded = std::make_shared<ThreadedStore>(mem_);
+    auto reader = NewReader(threaded, true, 16 << 20);
+    threaded->HoldGetsFrom((1 << 20) + (1 << 19));
+    auto h = reader->Open(key, info);
+    ASSERT_TRUE(h.ok());
+    Result<std::string> first = ReadWhileHeld(h->get(), 0, 1 << 20, threaded.get());
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    EXPECT_TRUE(*first == data.substr(0, 1 << 20));
+    threaded->Release();
+    Result<std::string> all = ReadAll(h->get(), data.size());
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    EXPECT_TRUE(*all == data);
+    h->reset();
+    WaitIdle(*reader);
+    EXPECT_EQ(reader->Stats().verified_by_slice, 1u);
+    EXPECT_EQ(reader->Stats().verify_failures, 0u);
+    EXPECT_EQ(reader->Stats().unverified, 0u);
+    EXPECT_EQ(cache_->Stats().entries, 1u);
   }
 
   // Reads the whole object in the kernel's piece size; the first error, or the bytes.
@@ -244,6 +310,71 @@ TEST_F(VerifyTest, StreamedReadWithoutChecksumIsCountedUnverified) {
   EXPECT_EQ(reader.Stats().unverified, 1u);  // known at the last read, before the handle closes
   h->reset();
   EXPECT_EQ(reader.Stats().unverified, 1u);  // and counted once
+}
+
+constexpr uint64_t kMiB = 1 << 20;
+constexpr uint64_t kSlicedSize = 4 * kMiB + 1000;  // five slices, the last one short
+
+TEST_F(VerifyTest, SlicedObjectIsServedSliceBySliceBeforeItsLastByte) {
+  const std::string data = Pattern(kSlicedSize, 11);
+  ExpectServedBySlice("s@1", PutSliced("s@1", data), data);
+}
+
+TEST_F(VerifyTest, ADamagedSliceIsEioAndNoneOfItsBytesIsServed) {
+  auto threaded = std::make_shared<ThreadedStore>(mem_);
+  auto reader = NewReader(threaded, true, 16 * kMiB);
+  const std::string data = Pattern(kSlicedSize, 12);
+  ObjectInfo info = PutSliced("s@2", data);
+  mem_->CorruptObject("s@2", 2 * kMiB + 5);  // in the third slice
+  threaded->HoldGetsFrom(kMiB + kMiB / 2);
+  auto h = reader->Open("s@2", info);
+  ASSERT_TRUE(h.ok());
+  Result<std::string> first = ReadWhileHeld(h->get(), 0, kMiB, threaded.get());
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_TRUE(*first == data.substr(0, kMiB));  // intact, and checked
+  threaded->Release();
+  char buf[4096];
+  Result<uint64_t> r = (*h)->Read(2 * kMiB, sizeof(buf), buf);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("s@2"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("bytes 2097152-3145727"), std::string::npos)
+      << r.status().ToString();
+  h->reset();
+  WaitIdle(*reader);
+  EXPECT_EQ(reader->Stats().verify_failures, 1u);
+  EXPECT_EQ(reader->Stats().verified_by_slice, 0u);
+  EXPECT_EQ(cache_->Stats().entries, 0u);  // never cached
+  // The next open downloads again and fails the same way: nothing wrong was kept.
+  auto again = reader->Open("s@2", info);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(ReadAll(again->get(), kSlicedSize).status().code(), StatusCode::kDataLoss);
+}
+
+TEST_F(VerifyTest, SlicedObjectKnownOnlyFromAListIsServedBySliceFromTheGetReply) {
+  const std::string data = Pattern(kSlicedSize, 13);
+  ObjectInfo info = PutSliced("s@3", data);
+  info.crc32c.reset();  // a LIST carries no metadata
+  info.slice_crcs.reset();
+  ExpectServedBySlice("s@3", info, data);
+}
+
+TEST_F(VerifyTest, PartsThatAreNotWholeSlicesKeepTheWholeObjectRule) {
+  // 64 KiB parts cut 1 MiB slices: no slice is checked alone, so nothing is served before all of
+  // the object matched.
+  auto reader = NewReader(std::make_shared<ThreadedStore>(mem_));
+  const std::string data = Pattern(kSlicedSize, 14);
+  ObjectInfo info = PutSliced("s@4", data);
+  mem_->CorruptObject("s@4", kSlicedSize - 3);
+  auto h = reader->Open("s@4", info);
+  ASSERT_TRUE(h.ok());
+  char first[100];
+  Result<uint64_t> r = (*h)->Read(0, sizeof(first), first);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << r.status().ToString();
+  h->reset();
+  WaitIdle(*reader);
+  EXPECT_EQ(reader->Stats().verified_by_slice, 0u);
 }
 
 }  // namespace
