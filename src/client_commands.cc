@@ -22,7 +22,7 @@
 
 #include "base/mutex.h"
 #include "base/posix_io.h"
-#include "fs/fuse/fuse_adapter.h"
+#include "fs/fuse/fuse_options.h"
 
 namespace kvfs {
 namespace {

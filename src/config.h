@@ -19,7 +19,7 @@
 #include "base/status.h"
 #include "cache/chunk_cache.h"      // ChunkCacheOptions
 #include "fs/fs_options.h"          // FsOptions
-#include "fs/fuse/fuse_adapter.h"   // FuseOptions
+#include "fs/fuse/fuse_options.h"   // FuseOptions
 #include "fs/read/cached_reader.h"  // CachedReaderOptions
 #include "objstore/s3/s3_options.h"
 #include "tier/tier_options.h"

@@ -9,7 +9,7 @@
 #include <ctime>
 #include <thread>
 
-#include "fs/fuse/fuse_adapter.h"
+#include "fs/fuse/fuse_options.h"
 #include "fs/name_codec.h"
 #include "src/store_factory.h"
 #include "tier/collector.h"

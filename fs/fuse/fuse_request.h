@@ -17,7 +17,7 @@
 #include "base/executor.h"
 #include "base/status.h"
 #include "fs/filesystem.h"
-#include "fs/fuse/fuse_adapter.h"
+#include "fs/fuse/fuse_options.h"
 #include "fs/fuse/passthrough_table.h"
 #include "fs/fuse/reply_log.h"
 
