@@ -7,16 +7,22 @@
 #include "base/posix_io.h"
 
 namespace kvfs {
+namespace {
+
+// ceil(n / d) for any n (the sizes come from a server: n + d - 1 may not fit).
+uint64_t CeilDiv(uint64_t n, uint64_t d) { return n / d + (n % d != 0 ? 1 : 0); }
+
+}  // namespace
 
 uint64_t SliceCrcs::SliceSizeFor(uint64_t object_size) {
   uint64_t s = kMinSliceSize;
-  while ((object_size + s - 1) / s > kMaxSlices) s *= 2;
+  while (CeilDiv(object_size, s) > kMaxSlices) s *= 2;
   return s;
 }
 
 bool SliceCrcs::Fits(uint64_t object_size) const {
   return slice_size >= kMinSliceSize && (slice_size & (slice_size - 1)) == 0 &&
-         crcs.size() == (object_size + slice_size - 1) / slice_size;
+         crcs.size() == CeilDiv(object_size, slice_size);
 }
 
 uint64_t SliceCrcs::SliceLength(size_t i, uint64_t object_size) const {
@@ -45,7 +51,8 @@ std::string SliceCrcs::Format() const {
 
 std::optional<SliceCrcs> SliceCrcs::Parse(std::string_view text) {
   const size_t colon = text.find(':');
-  if (colon == 0 || colon == std::string_view::npos || colon > 20) return std::nullopt;
+  // At most 19 digits: no uint64_t overflow while parsing.
+  if (colon == 0 || colon == std::string_view::npos || colon > 19) return std::nullopt;
   SliceCrcs out;
   for (char c : text.substr(0, colon)) {
     if (c < '0' || c > '9') return std::nullopt;

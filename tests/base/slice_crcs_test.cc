@@ -41,6 +41,11 @@ TEST(SliceCrcsTest, SliceSizeKeepsTheCountBounded) {
   EXPECT_EQ(SliceCrcs::SliceSizeFor(128 * kMiB), kMiB);
   EXPECT_EQ(SliceCrcs::SliceSizeFor(128 * kMiB + 1), 2 * kMiB);
   EXPECT_EQ(SliceCrcs::SliceSizeFor(5ull << 30), 64 * kMiB);
+  // Sizes a server states: no overflow at the top of the range.
+  EXPECT_EQ(SliceCrcs::SliceSizeFor(UINT64_MAX), uint64_t{1} << 57);
+  SliceCrcs huge{uint64_t{1} << 63, {1, 2}};
+  EXPECT_TRUE(huge.Fits(UINT64_MAX));
+  EXPECT_FALSE(huge.Fits(uint64_t{1} << 63));
 }
 
 TEST(SliceCrcsTest, AFoldOfWritesInAnyOrderGivesEachSlicesCrc) {
