@@ -77,7 +77,9 @@ TEST_P(ConformanceTest, SliceChecksumMetadataRoundTrips) {
   PutOptions opts;
   opts.crc32c = 0x89abcdefu;
   opts.slice_crcs = SliceCrcs{1 << 20, {0x01020304u, 0xa0b0c0d0u, 0xffffffffu}};
-  ASSERT_TRUE(PutString("slices", data, opts).ok());
+  auto put = PutString("slices", data, opts);
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_EQ(put->slice_crcs, opts.slice_crcs);
   auto head = store().Head("slices");
   ASSERT_TRUE(head.ok()) << head.status().ToString();
   EXPECT_EQ(head->slice_crcs, opts.slice_crcs);
@@ -96,11 +98,15 @@ TEST_P(ConformanceTest, SliceChecksumMetadataRoundTrips) {
 
   PutOptions wrong = opts;
   wrong.slice_crcs->crcs.pop_back();  // two slices for three MiB
-  ASSERT_TRUE(PutString("slices-wrong", data, wrong).ok());
+  auto put_wrong = PutString("slices-wrong", data, wrong);
+  ASSERT_TRUE(put_wrong.ok());
+  EXPECT_FALSE(put_wrong->slice_crcs.has_value());  // the PUT reports what it recorded
   EXPECT_FALSE(store().Head("slices-wrong")->slice_crcs.has_value());
   PutOptions alone;
   alone.slice_crcs = opts.slice_crcs;
-  ASSERT_TRUE(PutString("slices-alone", data, alone).ok());
+  auto put_alone = PutString("slices-alone", data, alone);
+  ASSERT_TRUE(put_alone.ok());
+  EXPECT_FALSE(put_alone->slice_crcs.has_value());
   EXPECT_FALSE(store().Head("slices-alone")->slice_crcs.has_value());
 }
 
