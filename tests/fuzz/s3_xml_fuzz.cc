@@ -1,11 +1,14 @@
 // Fuzz target for objstore/s3/s3_xml: every parser of S3's XML responses (a server, or anything
-// between it and us, controls these bytes). Each parser runs on every input; none may crash, leak
+// between it and us, controls these bytes), and the slice checksums kvfs reads from a reply's
+// metadata (base/slice_crcs). Each parser runs on every input; none may crash, leak
 // or hit undefined behaviour, and what they return must be usable: a listing that says it is
 // truncated carries a continuation token, an initiated upload has an id, sizes fit a file.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
+#include "base/slice_crcs.h"
 #include "objstore/s3/s3_xml.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -37,5 +40,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)StripQuotes(body);
   uint64_t object_size = 0;
   if (ParseObjectSize(body, &object_size)) FUZZ_CHECK(object_size <= uint64_t{INT64_MAX});
+
+  // A slice checksum value that parses describes itself exactly, and is usable against any size.
+  std::optional<kvfs::SliceCrcs> slices = kvfs::SliceCrcs::Parse(body);
+  if (slices) {
+    FUZZ_CHECK(kvfs::SliceCrcs::Parse(slices->Format()) == slices);
+    FUZZ_CHECK(!slices->crcs.empty() && slices->crcs.size() <= kvfs::SliceCrcs::kMaxSlices);
+    for (uint64_t size : {object_size, slices->slice_size * slices->crcs.size(), uint64_t{1}}) {
+      if (slices->Fits(size)) (void)slices->Whole(size);
+    }
+  }
   return 0;
 }
