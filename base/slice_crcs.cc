@@ -20,6 +20,15 @@ uint64_t SliceCrcs::SliceSizeFor(uint64_t object_size) {
   return s;
 }
 
+SliceCrcs SliceCrcs::Of(const char* data, uint64_t size) {
+  SliceCrcs out;
+  out.slice_size = SliceSizeFor(size);
+  for (uint64_t off = 0; off < size; off += out.slice_size) {
+    out.crcs.push_back(Crc32c(0, data + off, std::min(out.slice_size, size - off)));
+  }
+  return out;
+}
+
 bool SliceCrcs::Fits(uint64_t object_size) const {
   return slice_size >= kMinSliceSize && (slice_size & (slice_size - 1)) == 0 &&
          crcs.size() == CeilDiv(object_size, slice_size);

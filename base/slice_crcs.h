@@ -29,6 +29,8 @@ struct SliceCrcs {
 
   // The slice size a writer uses for an object of `object_size` bytes.
   static uint64_t SliceSizeFor(uint64_t object_size);
+  // The slices of the `size` bytes at `data` (a writer holding its chunk in memory).
+  static SliceCrcs Of(const char* data, uint64_t size);
   // Whether these slices describe an object of `object_size` bytes (their count and size).
   bool Fits(uint64_t object_size) const;
   uint64_t SliceLength(size_t i, uint64_t object_size) const;

@@ -19,19 +19,6 @@ Result<std::shared_ptr<ObjectStore>> NewS3Store(const S3Options& options) {
 
 namespace s3 {
 
-namespace {
-
-// The part of a PutOptions a retried or HEAD-checked PUT carries along: its checksums, no
-// condition (each PutOnce states its own).
-PutOptions ChecksumsOf(const PutOptions& opts) {
-  PutOptions sums;
-  sums.crc32c = opts.crc32c;
-  sums.slice_crcs = opts.slice_crcs;
-  return sums;
-}
-
-}  // namespace
-
 ObjectInfo InfoFromHeaders(const std::string& key, const HttpExchange& ex) {
   ObjectInfo info;
   info.key = key;
@@ -283,7 +270,7 @@ void S3Store::PutAsync(const std::string& key, const Body& body, const PutOption
     // the bare one 200, a stale one 412 either way): a 412 is checked with HEAD, and while the key
     // still holds that very ETag the PUT is sent once more with the bare one - still conditional.
     const std::string etag = StripQuotes(opts.if_match);
-    const PutOptions sums = ChecksumsOf(opts);
+    const PutOptions sums = opts;  // PutOnce takes its checksums; the conditions are its own
     PutOnce(
         key, body, false, sums,
         [this, key, body, etag, sums, done = std::move(done)](Result<ObjectInfo> r) mutable {
@@ -309,7 +296,7 @@ void S3Store::PutAsync(const std::string& key, const Body& body, const PutOption
   }
   const std::string what = "PUT " + S3Uri(client_->options().bucket, key);
   // kHeadCheck, and kAuto's fallback: HEAD, then an unconditional PUT if the key is absent.
-  const PutOptions sums = ChecksumsOf(opts);
+  const PutOptions sums = opts;
   auto head_then_put = [this, key, body, what, sums](PutCallback cb, Status if_exists) {
     HeadAsync(key,
               [this, key, body, what, sums, cb = std::move(cb), if_exists](Result<ObjectInfo> r) {

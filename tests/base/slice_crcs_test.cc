@@ -83,6 +83,13 @@ TEST(SliceCrcsTest, AFoldWithoutMarksOrWithARewriteGivesNone) {
   EXPECT_EQ(reset.SlicesOf(2 * kMiB), Expected(d.substr(0, 2 * kMiB)));
 }
 
+TEST(SliceCrcsTest, BytesInMemoryGiveTheSame) {
+  for (uint64_t size : {uint64_t{1}, kMiB, 3 * kMiB + 5, 130 * kMiB + 17}) {
+    const std::string d = Bytes(size, 4);
+    EXPECT_EQ(SliceCrcs::Of(d.data(), d.size()), Expected(d)) << size;
+  }
+}
+
 TEST(SliceCrcsTest, OnePassOverAFileGivesTheSame) {
   char path[] = "/tmp/kvfs-slice-crcs-XXXXXX";
   const int fd = mkstemp(path);

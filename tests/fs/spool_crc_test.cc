@@ -3,7 +3,6 @@
 // back to reading the spool. Either way they are the CRCs of the bytes the object holds.
 #include <fcntl.h>
 
-#include <algorithm>
 #include <string>
 
 #include "base/crc32c.h"
@@ -32,13 +31,7 @@ class SpoolCrcTest : public FsTestBase {
     ASSERT_TRUE(h.ok());
     ASSERT_TRUE(h->crc32c.has_value());
     EXPECT_EQ(*h->crc32c, Crc32c(0, want.data(), want.size()));
-    SliceCrcs slices;
-    slices.slice_size = SliceCrcs::SliceSizeFor(want.size());
-    for (uint64_t off = 0; off < want.size(); off += slices.slice_size) {
-      const uint64_t n = std::min<uint64_t>(slices.slice_size, want.size() - off);
-      slices.crcs.push_back(Crc32c(0, want.data() + off, n));
-    }
-    EXPECT_EQ(h->slice_crcs, slices) << name;
+    EXPECT_EQ(h->slice_crcs, SliceCrcs::Of(want.data(), want.size())) << name;
   }
 };
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/slice_crcs.h"
 #include "objstore/store_wrapper.h"
 #include "tests/fs/fs_test_util.h"
 #include "tests/src/gate.h"
@@ -139,6 +140,9 @@ TEST_F(SealedWriteBackTest, TheNextMountUploadsWhatACrashLeftSealed) {
   MountAgainOverTheCrashedSpool(fresh);
   EXPECT_EQ(fresh->GetObject("p/a.bin"), std::string(100000, 'a'));
   EXPECT_EQ(fresh->GetObject("p/b.bin"), "renamed chunk");
+  // The recovery's check of the seal gave the slices' checksums too: readers verify by slice.
+  const std::string a_bytes(100000, 'a');
+  EXPECT_EQ(fresh->Head("p/a.bin")->slice_crcs, SliceCrcs::Of(a_bytes.data(), a_bytes.size()));
   EXPECT_FALSE(fresh->GetObject("p/b.bin.tmp"));
   EXPECT_FALSE(fresh->GetObject("p/partial.bin")) << "an unsealed spool was published";
   WriteBackStats s = fs_->WriteBackStatsNow();

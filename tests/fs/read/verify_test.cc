@@ -60,13 +60,7 @@ class VerifyTest : public ::testing::Test {
   ObjectInfo PutSliced(const std::string& key, const std::string& data) {
     PutOptions opts;
     opts.crc32c = Crc32c(0, data.data(), data.size());
-    SliceCrcs slices;
-    slices.slice_size = SliceCrcs::SliceSizeFor(data.size());
-    for (uint64_t off = 0; off < data.size(); off += slices.slice_size) {
-      const uint64_t n = std::min<uint64_t>(slices.slice_size, data.size() - off);
-      slices.crcs.push_back(Crc32c(0, data.data() + off, n));
-    }
-    opts.slice_crcs = slices;
+    opts.slice_crcs = SliceCrcs::Of(data.data(), data.size());
     EXPECT_TRUE(mem_->Put(key, Body::FromMemory(data.data(), data.size()), opts).ok());
     Result<ObjectInfo> info = mem_->Head(key);
     EXPECT_TRUE(info.ok());
