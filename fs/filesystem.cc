@@ -1576,14 +1576,10 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
     }
   }
   std::shared_ptr<SpoolFile> lf = local_files_.Take(key);
-  // Open handles keep their bytes, but nothing is uploaded any more.
-  bool transfer_under_way = false;
-  const bool was_temp = lf && lf->Discard(&transfer_under_way);
-  if (transfer_under_way) {
-    // Its queued upload is on its way and may make the object any moment: the name reads as
-    // missing here from now on, not only once that upload ends (Apply, kOrphaned).
-    unlinked_.HidePending(key);
-  }
+  // Open handles keep their bytes, but nothing is uploaded any more. A queued upload already on
+  // its way may make the object any moment: the name reads as missing here from now on, not only
+  // once that upload ends (Apply, kOrphaned) - hidden under the file's lock, so before that end.
+  const bool was_temp = lf && lf->Discard([this, &key] { unlinked_.HidePending(key); });
   if (was_temp) {  // local only: nothing remote to remove
     inodes_.Detach(parent, name);
     return Status::OK();
@@ -1621,6 +1617,8 @@ Status Filesystem::ForgetUnlinked(const ObjectInfo& gone, bool orphan) {
       // copy (an engine that deleted a chunk must not find it again at its next lookup), until
       // the object changes or this node stores that name again (UnlinkedNames).
       unlinked_.Hide(gone);
+      // The object the unlinked upload made: what stays hidden now that the upload is over.
+      if (orphan) unlinked_.ForgetPending(key);
       reader_->Invalidate(key);
       meta_.PutMissing(key);
       return Status::OK();

@@ -669,9 +669,9 @@ SpoolFile::Outcome SpoolFile::Abandon(pid_t pid) {
   return RecordLocked(out);
 }
 
-bool SpoolFile::Discard(bool* transfer_under_way) {
+bool SpoolFile::Discard(const std::function<void()>& under_way) {
   MutexLock l(&mu_);
-  if (transfer_under_way != nullptr) *transfer_under_way = uploading_;
+  if (uploading_ && under_way) under_way();
   if (state_ != State::kFailed) {
     UnsealLocked();  // an unlink cancels a pending upload
     state_ = State::kDiscarded;

@@ -254,9 +254,10 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // between (nobody will rename it: it would hold its name and spool until unmount).
   Outcome Abandon(pid_t pid) EXCLUDES(mu_);
   // unlink(), or another file renamed over this one: never uploaded; open handles keep their
-  // bytes. Returns whether it was a temp file. *transfer_under_way (optional): a queued upload's
-  // bytes were on their way - its end reports kOrphaned.
-  bool Discard(bool* transfer_under_way = nullptr) EXCLUDES(mu_);
+  // bytes. Returns whether it was a temp file. `under_way` (optional) runs, under this file's
+  // lock, when a queued upload's bytes were on their way: it comes before that upload's end,
+  // which reports kOrphaned.
+  bool Discard(const std::function<void()>& under_way = nullptr) EXCLUDES(mu_);
   // Another file was renamed over this one's name. A file still open for writing (kClean or
   // kDirty with handles) or accepted and queued (write_back) is not discarded: its writer's
   // close() must not return 0 with nothing stored, so it keeps its bytes and publishes at its

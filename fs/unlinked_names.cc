@@ -12,13 +12,28 @@ bool UnlinkedNames::SameObject(const ObjectInfo& a, const ObjectInfo& b) {
 void UnlinkedNames::Hide(const ObjectInfo& info) {
   if (max_entries_ == 0) return;
   MutexLock l(&mu_);
-  InsertLocked(info.key, Hidden{info, 0, false});
+  // An unlink that found the older object while a newer version's upload is on its way: both
+  // are hidden until that upload ends (the name must not show the new object meanwhile).
+  auto it = hidden_.find(info.key);
+  if (it != hidden_.end() && it->second.pending) {
+    it->second.info = info;
+    it->second.has_info = true;
+    return;
+  }
+  Hidden h;
+  h.info = info;
+  h.has_info = true;
+  InsertLocked(info.key, std::move(h));
 }
 
 void UnlinkedNames::HidePending(const std::string& key) {
   if (max_entries_ == 0) return;
   MutexLock l(&mu_);
-  if (hidden_.count(key) != 0) return;
+  auto it = hidden_.find(key);
+  if (it != hidden_.end()) {
+    it->second.pending = true;  // hidden already: the upload's object will be too
+    return;
+  }
   Hidden h;
   h.info.key = key;
   h.pending = true;
@@ -28,7 +43,9 @@ void UnlinkedNames::HidePending(const std::string& key) {
 void UnlinkedNames::ForgetPending(const std::string& key) {
   MutexLock l(&mu_);
   auto it = hidden_.find(key);
-  if (it != hidden_.end() && it->second.pending) hidden_.erase(it);
+  if (it == hidden_.end() || !it->second.pending) return;
+  it->second.pending = false;
+  if (!it->second.has_info) hidden_.erase(it);
 }
 
 void UnlinkedNames::ForgetGone(const std::string& key) {
@@ -65,7 +82,9 @@ bool UnlinkedNames::Hides(const ObjectInfo& info) {
   MutexLock l(&mu_);
   auto it = hidden_.find(info.key);
   if (it == hidden_.end()) return false;
-  if (it->second.pending || SameObject(it->second.info, info)) return true;
+  if (it->second.pending || (it->second.has_info && SameObject(it->second.info, info))) {
+    return true;
+  }
   hidden_.erase(it);
   return false;
 }

@@ -29,12 +29,14 @@ class UnlinkedNames {
   static constexpr size_t kDefaultMaxEntries = size_t{1} << 17;
   explicit UnlinkedNames(size_t max_entries) : max_entries_(max_entries) {}
 
-  // The name of `info` (info.key) was unlinked here while its object was `info`.
+  // The name of `info` (info.key) was unlinked here while its object was `info`. A name whose
+  // upload is still pending stays pending: that upload may yet replace `info`.
   void Hide(const ObjectInfo& info) EXCLUDES(mu_);
   // The name `key` was unlinked here while this node's upload of it was on its way (write-back):
   // whatever object the name holds is hidden until that upload ends - then Hide() of the object
-  // it made, or ForgetPending() if it made none. A name already hidden stays as it is.
+  // it made and ForgetPending(), or ForgetPending() alone if it made none.
   void HidePending(const std::string& key) EXCLUDES(mu_);
+  // The upload ended: only the object last given to Hide() stays hidden (none: the name shows).
   void ForgetPending(const std::string& key) EXCLUDES(mu_);
   // Whether `info` (what the store or a cache says is under info.key) is the object this node
   // unlinked. A different object ends the hiding (returns false).
@@ -49,6 +51,7 @@ class UnlinkedNames {
  private:
   struct Hidden {
     ObjectInfo info;
+    bool has_info = false;  // Hide(): `info` is the object unlinked
     uint64_t seq = 0;
     bool pending = false;  // HidePending: any object of the name
   };

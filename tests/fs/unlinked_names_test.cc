@@ -58,8 +58,31 @@ TEST(UnlinkedNamesTest, APendingNameHidesAnyObjectUntilTheUploadEnds) {
   names.ForgetPending("b");  // the upload made nothing
   EXPECT_FALSE(names.Hides(Obj("b", "x")));
   names.Hide(Obj("c", "old"));
-  names.HidePending("c");  // already hidden: stays as it was
+  names.HidePending("c");  // hidden already, and now a new version's upload is on its way
+  EXPECT_TRUE(names.Hides(Obj("c", "new")));
+  names.ForgetPending("c");  // that upload made nothing: the old object stays hidden
+  EXPECT_TRUE(names.Hides(Obj("c", "old")));
   EXPECT_FALSE(names.Hides(Obj("c", "new")));
+}
+
+// LMCache's DAX tests: a chunk stored, rewritten through a mapping (a new version, its upload on
+// its way), then unlinked. The unlink finds the older object; the new one must not show while
+// its upload ends (a directory listed then would not be empty: rmdir EEXIST).
+TEST(UnlinkedNamesTest, AnUnlinkThatFindsTheOlderObjectKeepsTheUploadPending) {
+  UnlinkedNames names(10);
+  names.HidePending("a");
+  names.Hide(Obj("a", "v1"));                // what the name held when it was unlinked
+  EXPECT_TRUE(names.Hides(Obj("a", "v2")));  // the upload's object, before its end is recorded
+  EXPECT_TRUE(names.Hides(Obj("a", "v1")));
+  names.Hide(Obj("a", "v2"));  // the upload ended: it made v2
+  names.ForgetPending("a");
+  EXPECT_TRUE(names.Hides(Obj("a", "v2")));
+  EXPECT_FALSE(names.Hides(Obj("a", "v3")));  // another node's, later: shown
+  names.HidePending("b");
+  names.Hide(Obj("b", "v1"));
+  names.ForgetPending("b");  // the upload made nothing: the older object stays hidden
+  EXPECT_TRUE(names.Hides(Obj("b", "v1")));
+  EXPECT_EQ(names.size(), 1u);
 }
 
 TEST(UnlinkedNamesTest, TheOldestAreForgottenBeyondTheBound) {

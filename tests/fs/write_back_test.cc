@@ -110,7 +110,7 @@ class WriteBackTest : public FsTestBase {
     auto keys = mem_->Keys();
     return std::find(keys.begin(), keys.end(), "p/" + name) != keys.end();
   }
-  void UnlinkWhileItUploads(UnlinkPolicy policy, bool stored_first);
+  void UnlinkWhileItUploads(UnlinkPolicy policy, bool stored_first, bool over_object);
   // Opens inode `ino` for reading and checks it reads `want`; returns the open handle.
   uint64_t OpenAndRead(uint64_t ino, const std::string& want) {
     auto o = fs_->Open(ino, O_RDONLY);
@@ -454,23 +454,39 @@ TEST_F(WriteBackTest, NothingWaitsForTheFilesLockWhileItsUploadIsOnItsWay) {
 // nor a listing shows the unlinked name (rmdir of its directory must find it empty: LMCache's
 // test teardown's rmtree met EEXIST in that window).
 TEST_F(WriteBackTest, AChunkUnlinkedWhileItUploadsStaysUnlinked) {
-  for (bool stored_first : {false, true}) {
-    for (UnlinkPolicy policy : {UnlinkPolicy::kLocal, UnlinkPolicy::kRemote}) {
-      SCOPED_TRACE(std::string(policy == UnlinkPolicy::kLocal ? "local" : "remote") +
-                   (stored_first ? ", stored after the unlink, its reply held" : ""));
-      UnlinkWhileItUploads(policy, stored_first);
+  // over_object: the new version of a stored chunk (LMCache's DAX tests: a file stored, then
+  // rewritten through a shared mapping, then removed with its directory).
+  for (bool over_object : {false, true}) {
+    for (bool stored_first : {false, true}) {
+      for (UnlinkPolicy policy : {UnlinkPolicy::kLocal, UnlinkPolicy::kRemote}) {
+        SCOPED_TRACE(std::string(policy == UnlinkPolicy::kLocal ? "local" : "remote") +
+                     (stored_first ? ", stored after the unlink, its reply held" : "") +
+                     (over_object ? ", a new version of a stored chunk" : ""));
+        UnlinkWhileItUploads(policy, stored_first, over_object);
+      }
     }
   }
 }
 
-void WriteBackTest::UnlinkWhileItUploads(UnlinkPolicy policy, bool stored_first) {
+void WriteBackTest::UnlinkWhileItUploads(UnlinkPolicy policy, bool stored_first, bool over_object) {
   fs_.reset();
   mem_ = std::make_shared<MemoryStore>();
   auto gate = std::make_shared<GatedStore>(mem_, stored_first);
   store_ = gate;
   options_.unlink_policy = policy;
   Mount();
-  ASSERT_TRUE(WriteFile("u.bin", "whole chunk").ok());
+  if (over_object) {
+    mem_->PutObject("p/u.bin", "WHOLE CHUNK");
+    auto e = fs_->Lookup(1, "u.bin");
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    auto o = fs_->Open(e->attr.ino, O_RDWR);
+    ASSERT_TRUE(o.ok()) << o.status().ToString();
+    WriteAt(o->fh, 0, "whole chunk");
+    ASSERT_TRUE(fs_->Flush(o->fh).ok());
+    ASSERT_TRUE(fs_->Release(o->fh).ok());
+  } else {
+    ASSERT_TRUE(WriteFile("u.bin", "whole chunk").ok());
+  }
   gate->WaitArrived(1);
   EXPECT_TRUE(EndsWhileTheUploadIsHeld(*gate, [&] {
     Status st = fs_->Unlink(1, "u.bin");
@@ -495,6 +511,9 @@ void WriteBackTest::UnlinkWhileItUploads(UnlinkPolicy policy, bool stored_first)
   EXPECT_EQ(fs_->Lookup(1, "u.bin").status().code(), StatusCode::kNotFound)
       << "the upload's end showed an unlinked chunk again";
   EXPECT_EQ(Stored("u.bin"), policy == UnlinkPolicy::kLocal);
+  if (policy == UnlinkPolicy::kLocal) {
+    EXPECT_EQ(mem_->GetObject("p/u.bin"), "whole chunk");
+  }
   EXPECT_EQ(fs_->WriteBackStatsNow().pending, 0u);
 }
 

@@ -149,6 +149,8 @@ def run(ctx, checks):
         dt.write_chunk(b.mnt, n, payload(n))
     dt.write_chunk(a.mnt, "early", payload("early"))
     dt.write_chunk(a.mnt, "early2", payload("early2"))
+    b.sync()  # stored before other nodes read them (a write-back close returns before its upload)
+    a.sync()
     with open(os.path.join(d.mnt, "early"), "rb") as f:  # cached on d
         assert f.read() == payload("early")
     held_fd = os.open(os.path.join(d.mnt, "early2"), os.O_RDONLY)  # opened, never read yet

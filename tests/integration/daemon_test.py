@@ -398,11 +398,13 @@ def case_two_nodes(ctx):
     assert not os.path.exists(os.path.join(b.mnt, name)), "chunk visible before it was written"
     data = chunk("two-nodes", 9 * MIB + 123)
     write_chunk(a.mnt, name, data)
+    a.sync()  # stored (a write-back close returns before its upload)
     time.sleep(1.5)  # B's negative entry expires
     assert read_direct(os.path.join(b.mnt, name)) == data, "node B read differs"
     ok("chunk written via A reads the same via B after the negative TTL")
     data2 = chunk("two-nodes-b", 3 * MIB)
     write_chunk(b.mnt, "from-b.pt", data2)
+    b.sync()
     time.sleep(1.5)
     assert read_direct(os.path.join(a.mnt, "from-b.pt")) == data2, "node A read differs"
     ok("and B's chunk via A")
@@ -1040,6 +1042,7 @@ def case_metrics(ctx):
     a = Daemon(ctx, store, ctx.path("mnt-a"), ctx.path("cache-a"), name="a")
     data = chunk("metrics", 5 * MIB + 3)
     write_chunk(a.mnt, "m.pt", data)
+    a.sync()
     b = Daemon(ctx, store, ctx.path("mnt-b"), ctx.path("cache-b"),
                {"metrics_listen": "127.0.0.1:%d" % port}, name="b")
     url = "http://127.0.0.1:%d" % port

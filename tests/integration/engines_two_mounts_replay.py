@@ -120,7 +120,8 @@ def run(ctx, checks):
                write_all)
     checks.run("node A: GDS POSIX fallback (ftruncate + shared mmap) stores a chunk",
                lambda: ep.LmcacheGds(a.mnt, use_mmap=True).store(100, ep.payload(100, size["gds"])))
-    time.sleep(TTL + 0.5)
+    a.sync()  # A's chunks are stored (a write-back close returns before its upload) ...
+    time.sleep(TTL + 0.5)  # ... and B's cached misses have expired
     checks.run("node B: exists() finds every chunk", lambda: [
         check_present(e, written.get(e.name, ())) for e in on_b])
     checks.run("node B: start-up scans (readdir of the trees) find every chunk",

@@ -113,6 +113,7 @@ def run(ctx, checks, nchunks, ntree):
             os.makedirs(os.path.dirname(p), exist_ok=True)
             with open(p, "wb") as f:
                 f.write(data[:4096])
+        a.sync()  # stored before the cold node looks (a write-back close returns before its upload)
         # A TTL longer than the run: the counts are of first lookups, not of lookups repeated
         # once an answer expired.
         d = dt.Daemon(ctx, store, ctx.path("mnt-D"), ctx.path("cache-D"),

@@ -31,6 +31,10 @@ def run(checks, a, b, store, size, ttl):
             print("XFAIL %s: %r (%s)" % (name, e, EXPECTED_FAILURES[name]), flush=True)
 
     def settle():
+        # What either node accepted is stored (a write-back close returns before its upload),
+        # then the other node's cached answers expire.
+        a.sync()
+        b.sync()
         time.sleep(ttl + 0.5)
 
     check("vLLM fs tier: the O_DIRECT probe passes on both nodes (stores and loads use O_DIRECT)",
