@@ -4,6 +4,7 @@
 // thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,35 @@ std::string PercentEncode(std::string_view s, KeepFn keep) {
     } else {
       AppendPercentEscape(c, &out);
     }
+  }
+  return out;
+}
+
+// The value of a hex digit, or -1.
+int HexDigitValue(char c);
+
+// The inverse of PercentEncode with the same `keep`: nullopt for a byte neither kept nor escaped,
+// a truncated or non-hex escape, or an escape of a kept byte (not canonical: one string, one
+// encoding).
+template <typename KeepFn>
+std::optional<std::string> PercentDecode(std::string_view s, KeepFn keep) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = s[i];
+    if (c != '%') {
+      if (!keep(c)) return std::nullopt;
+      out.push_back(static_cast<char>(c));
+      continue;
+    }
+    if (s.size() - i < 3) return std::nullopt;
+    const int hi = HexDigitValue(s[i + 1]);
+    const int lo = HexDigitValue(s[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    const auto decoded = static_cast<unsigned char>(hi * 16 + lo);
+    if (keep(decoded)) return std::nullopt;
+    out.push_back(static_cast<char>(decoded));
+    i += 2;
   }
   return out;
 }

@@ -38,6 +38,8 @@ const char* StatusCodeName(StatusCode code) {
       return "Busy";
     case StatusCode::kCancelled:
       return "Cancelled";
+    case StatusCode::kNoData:
+      return "NoData";
     case StatusCode::kInternal:
       return "Internal";
   }

@@ -28,6 +28,7 @@ enum class StatusCode : unsigned char {
   kNameTooLong,         // name or key over its limit
   kBusy,                // held by another open on this node until it is closed: EBUSY
   kCancelled,           // shut down while the operation waited
+  kNoData,              // no such extended attribute: ENODATA
   kInternal,            // a bug or an unexpected server answer
 };
 
@@ -69,6 +70,7 @@ class Status {
   static Status Busy(std::string m) { return {StatusCode::kBusy, std::move(m)}; }
   static Status NameTooLong(std::string m) { return {StatusCode::kNameTooLong, std::move(m)}; }
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
+  static Status NoData(std::string m) { return {StatusCode::kNoData, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }

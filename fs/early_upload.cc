@@ -15,13 +15,14 @@ constexpr size_t kMaxPending = 1024;
 }  // namespace
 
 EarlyUpload::EarlyUpload(ObjectStore* store, std::string key, int fd, uint64_t part_size,
-                         int parallelism, AbortQueue* aborts)
+                         int parallelism, AbortQueue* aborts, std::string user_xattrs)
     : store_(store),
       key_(std::move(key)),
       fd_(fd),
       part_size_(std::max<uint64_t>(part_size, 1)),
       parallelism_(std::max(parallelism, 1)),
-      aborts_(aborts) {}
+      aborts_(aborts),
+      user_xattrs_(std::move(user_xattrs)) {}
 
 EarlyUpload::~EarlyUpload() {
   {
@@ -102,7 +103,9 @@ bool EarlyUpload::AddWritten(uint64_t start, uint64_t end) {
 
 Status EarlyUpload::SendParts(int end, uint64_t size, bool wait) {
   if (upload_id_.empty()) {
-    KVFS_ASSIGN_OR_RETURN(upload_id_, store_->CreateMultipartUpload(key_));
+    MultipartOptions opts;
+    opts.user_xattrs = user_xattrs_;
+    KVFS_ASSIGN_OR_RETURN(upload_id_, store_->CreateMultipartUpload(key_, opts));
   }
   while (next_part_ < end) {
     const int index = next_part_;
@@ -156,6 +159,7 @@ Result<ObjectInfo> EarlyUpload::Complete(uint64_t size, bool conditional) {
     if (r.ok()) {
       finished_ = true;
       if (r->size == 0) r->size = size;
+      r->user_xattrs = user_xattrs_;  // given at creation; a completion does not say
       return r;
     }
     st = r.status();

@@ -40,13 +40,16 @@ namespace kvfs {
 class EarlyUpload {
  public:
   // `aborts`: where aborts under a deadline go (outlives this object); null: always in place.
+  // `user_xattrs`: the object's attributes (MultipartOptions), fixed when the upload is created.
   EarlyUpload(ObjectStore* store, std::string key, int fd, uint64_t part_size, int parallelism,
-              AbortQueue* aborts = nullptr);
+              AbortQueue* aborts = nullptr, std::string user_xattrs = "");
   ~EarlyUpload();  // waits for parts in flight; aborts the upload unless it was completed
   EarlyUpload(const EarlyUpload&) = delete;
   EarlyUpload& operator=(const EarlyUpload&) = delete;
 
   const std::string& key() const { return key_; }
+  // What the object will carry: a chunk whose attributes changed since cannot use these parts.
+  const std::string& user_xattrs() const { return user_xattrs_; }
   // Bytes [offset, offset+n) were written to the spool: sends the parts that are now whole (never
   // blocks on a part; it may block once, on creating the multipart upload).
   void OnWrite(uint64_t offset, uint64_t n);
@@ -83,6 +86,7 @@ class EarlyUpload {
   const uint64_t part_size_;
   const int parallelism_;
   AbortQueue* const aborts_;
+  const std::string user_xattrs_;
   const std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
   std::string upload_id_;  // empty until the first part is due
   bool valid_ = true;

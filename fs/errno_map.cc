@@ -47,6 +47,9 @@ int ToErrno(const Status& status) {
       return EBUSY;
     case StatusCode::kCancelled:
       return EINTR;
+    // getxattr or removexattr of an attribute the file does not have.
+    case StatusCode::kNoData:
+      return ENODATA;
     case StatusCode::kInternal:
       return EIO;
   }

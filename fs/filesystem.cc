@@ -386,6 +386,63 @@ bool Filesystem::MissHolds(std::chrono::steady_clock::duration age) const {
   return feed_ != nullptr && feed_->Covers(listings_.Now() - age);
 }
 
+Result<UserXattrs> Filesystem::XattrsOf(uint64_t ino, bool fetch) {
+  if (ino == kRootIno || inodes_.IsDir(ino)) return UserXattrs{};
+  KVFS_ASSIGN_OR_RETURN(auto path, PathOf(ino));
+  KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  if (auto lf = local_files_.Find(key); lf && !lf->Ended()) return lf->Xattrs();
+  KVFS_ASSIGN_OR_RETURN(Node node, Resolve(key));
+  std::optional<std::string> encoded = node.info.user_xattrs;
+  if (!encoded && fetch) {
+    // Known from a listing only (a LIST carries no metadata).
+    KVFS_ASSIGN_OR_RETURN(ObjectInfo head, store_->Head(key));
+    encoded = head.user_xattrs;
+  }
+  if (!encoded) return UserXattrs{};
+  Result<UserXattrs> attrs = UserXattrs::Decode(*encoded);
+  if (!attrs.ok()) {
+    return Status::IoError("the extended attributes of '" + Display(path) + "' (" + key +
+                           ") are not kvfs's: " + attrs.status().message());
+  }
+  return attrs;
+}
+
+Result<std::shared_ptr<SpoolFile>> Filesystem::XattrWriterOf(uint64_t ino,
+                                                             const std::string& name) {
+  if (ino == kRootIno || inodes_.IsDir(ino)) {
+    return Status::NotSupported("extended attribute " + name + ": directories have none");
+  }
+  KVFS_ASSIGN_OR_RETURN(auto path, PathOf(ino));
+  KVFS_ASSIGN_OR_RETURN(std::string key, codec_.FileKey(path));
+  std::shared_ptr<SpoolFile> lf = local_files_.Find(key);
+  if (lf && !lf->Ended()) return lf;
+  KVFS_RETURN_IF_ERROR(Resolve(key).status());
+  return Status::PermissionDenied("extended attribute " + name + " of '" + Display(path) +
+                                  "': a stored chunk's attributes are those it was stored with; "
+                                  "set them before its close() or rename()");
+}
+
+Result<std::string> Filesystem::GetXattr(uint64_t ino, const std::string& name) {
+  KVFS_ASSIGN_OR_RETURN(UserXattrs attrs, XattrsOf(ino, /*fetch=*/true));
+  return attrs.Get(name);
+}
+
+Result<std::string> Filesystem::ListXattrs(uint64_t ino) {
+  KVFS_ASSIGN_OR_RETURN(UserXattrs attrs, XattrsOf(ino, /*fetch=*/false));
+  return attrs.Names();
+}
+
+Status Filesystem::SetXattr(uint64_t ino, const std::string& name, std::string value,
+                            UserXattrs::SetMode mode) {
+  KVFS_ASSIGN_OR_RETURN(std::shared_ptr<SpoolFile> lf, XattrWriterOf(ino, name));
+  return lf->SetXattr(name, std::move(value), mode);
+}
+
+Status Filesystem::RemoveXattr(uint64_t ino, const std::string& name) {
+  KVFS_ASSIGN_OR_RETURN(std::shared_ptr<SpoolFile> lf, XattrWriterOf(ino, name));
+  return lf->RemoveXattr(name);
+}
+
 void Filesystem::Announce(FeedEvent::Kind kind, const std::string& key, const std::string& etag) {
   if (feed_ == nullptr) return;
   FeedEvent event;

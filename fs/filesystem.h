@@ -68,6 +68,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/user_xattrs.h"
 #include "fs/chunk_size_learner.h"
 #include "fs/dir_listing_cache.h"
 #include "fs/dir_stream.h"
@@ -164,6 +165,20 @@ class Filesystem {
                            bool* needs_store = nullptr);
   Result<FileAttr> SetAttr(uint64_t ino, const SetAttrRequest& req,
                            std::optional<uint64_t> fh = std::nullopt);
+
+  // --- Extended attributes of files: user.* ones (UserXattrs), published with the chunk ---
+  // getxattr: from the file being written here, else from what this node knows of the object,
+  // asking the store (HEAD) when that is nothing yet. kNoData when the file has no such attribute.
+  Result<std::string> GetXattr(uint64_t ino, const std::string& name);
+  // listxattr (names, each followed by a NUL): never asks the store - `ls -l` lists every file's -
+  // so an object this node has only seen listed in a directory lists none until it is looked up,
+  // read or asked for by getxattr.
+  Result<std::string> ListXattrs(uint64_t ino);
+  // setxattr / removexattr: only while the file is being written here, or is a temp file not yet
+  // renamed; on a published chunk kPermissionDenied (its attributes are those it was stored with).
+  Status SetXattr(uint64_t ino, const std::string& name, std::string value,
+                  UserXattrs::SetMode mode);
+  Status RemoveXattr(uint64_t ino, const std::string& name);
 
   // --- Directories ---
   // pid: as for Lookup (chunks other processes are writing are not listed). The thread's
@@ -380,6 +395,12 @@ class Filesystem {
   // Whether a miss recorded `age` ago still holds: within negative_ttl_ms, or while the fleet
   // feed covers it (up to feed_miss_ttl_secs, the metadata cache's bound for misses).
   bool MissHolds(std::chrono::steady_clock::duration age) const;
+  // The user attributes of file `ino`: the writer's here, else the object's (`fetch`: from the
+  // store when not known yet). A directory has none.
+  Result<UserXattrs> XattrsOf(uint64_t ino, bool fetch);
+  // The file being written here whose attributes may change; kPermissionDenied for a published
+  // chunk, kNotSupported for a directory.
+  Result<std::shared_ptr<SpoolFile>> XattrWriterOf(uint64_t ino, const std::string& name);
 
   Mutex invalidate_mu_;  // a leaf lock: the adapter's invalidator only queues
   InvalidateFn invalidate_ GUARDED_BY(invalidate_mu_);  // set while a session runs

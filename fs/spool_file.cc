@@ -79,6 +79,8 @@ Result<std::shared_ptr<SpoolFile>> SpoolFile::Recover(const Deps& deps,
       bad = Status::DataLoss(spool_path + ": its bytes do not have the CRC32C its seal records");
     }
   }
+  Result<UserXattrs> attrs = UserXattrs::Decode(seal.user_xattrs);
+  if (bad.ok() && !attrs.ok()) bad = Status::DataLoss(spool_path + ": " + attrs.status().message());
   if (!bad.ok()) {
     close(fd);
     return bad;
@@ -93,6 +95,7 @@ Result<std::shared_ptr<SpoolFile>> SpoolFile::Recover(const Deps& deps,
     f->QueuedLocked();
     f->sealed_ = true;
     f->sealed_crc_ = WrittenCrc{seal.crc32c, std::move(crcs).value()};
+    f->xattrs_ = std::move(attrs).value();
   }
   // A name written again since this mount started belongs to its newer writer; the recovered
   // bytes are still uploaded (conditional create decides between them).
@@ -155,6 +158,45 @@ bool SpoolFile::FsyncWaits() {
 SpoolFile::Place SpoolFile::place() const {
   MutexLock l(&mu_);
   return place_;
+}
+
+Status SpoolFile::SetXattr(const std::string& name, std::string value, UserXattrs::SetMode mode) {
+  MutexLock l(&mu_);
+  CatchUpLocked();
+  KVFS_RETURN_IF_ERROR(XattrsOpenLocked(name));
+  KVFS_RETURN_IF_ERROR(xattrs_.Set(name, std::move(value), mode));
+  XattrsChangedLocked();
+  return Status::OK();
+}
+
+Status SpoolFile::RemoveXattr(const std::string& name) {
+  MutexLock l(&mu_);
+  CatchUpLocked();
+  KVFS_RETURN_IF_ERROR(XattrsOpenLocked(name));
+  KVFS_RETURN_IF_ERROR(xattrs_.Remove(name));
+  XattrsChangedLocked();
+  return Status::OK();
+}
+
+UserXattrs SpoolFile::Xattrs() const {
+  MutexLock l(&mu_);
+  return xattrs_;
+}
+
+Status SpoolFile::XattrsOpenLocked(const std::string& name) const {
+  if (state_ == State::kClean || state_ == State::kDirty) return Status::OK();
+  return Status::PermissionDenied(
+      "extended attribute " + name + " of '" + place_.display +
+      "': a chunk's attributes are set before its close() or rename() publishes it; it is " +
+      (state_ == State::kFailed || state_ == State::kDiscarded || state_ == State::kAbandoned
+           ? "gone"
+           : "published"));
+}
+
+void SpoolFile::XattrsChangedLocked() {
+  // Parts sent early carry the attributes the upload was created with: not these.
+  early_.reset();
+  if (state_ == State::kClean) DirtyLocked();  // a new version, even without a write
 }
 
 bool SpoolFile::displaced() const {
@@ -474,7 +516,7 @@ Status SpoolFile::SealLocked(const Place& place) {
     st = c.status();
   }
   if (st.ok()) {
-    SpoolSeal::Record r{place.key, place.display, size_, crc->whole, replaces_};
+    SpoolSeal::Record r{place.key, place.display, size_, crc->whole, replaces_, xattrs_.Encode()};
     st = SpoolSeal::Write(spool_path_, fd_, r, deps_.options->write_back_fdatasync);
   }
   if (!st.ok()) {
@@ -505,17 +547,26 @@ void SpoolFile::UnsealLocked() {
 SpoolFile::Outcome SpoolFile::UploadLocked() {
   // Parts sent while writing serve only if they still match this key and these bytes; otherwise
   // the early upload is aborted here (reset) and the spool uploads the normal way.
-  if (early_ && !(early_->key() == place_.key && early_->Usable(size_))) early_.reset();
-  auto up = replaces_
-                ? deps_.uploader->Replace(place_.key, fd_, size_, place_.display, SpoolCrcLocked())
-                : deps_.uploader->Upload(place_.key, fd_, size_, place_.display,
-                                         /*no_replace=*/false, early_.get(), SpoolCrcLocked());
+  const std::string attrs = xattrs_.Encode();
+  if (early_ &&
+      !(early_->key() == place_.key && early_->Usable(size_) && early_->user_xattrs() == attrs)) {
+    early_.reset();
+  }
+  auto up =
+      replaces_
+          ? deps_.uploader->Replace(place_.key, fd_, size_, place_.display, SpoolCrcLocked(), attrs)
+          : deps_.uploader->Upload(place_.key, fd_, size_, place_.display,
+                                   /*no_replace=*/false, early_.get(), SpoolCrcLocked(), attrs);
   early_.reset();
   return UploadEndedLocked(std::move(up));
 }
 
 SpoolFile::Outcome SpoolFile::UploadQueuedLocked() {
-  if (early_ && !(early_->key() == place_.key && early_->Usable(size_))) early_.reset();
+  const std::string attrs = xattrs_.Encode();
+  if (early_ &&
+      !(early_->key() == place_.key && early_->Usable(size_) && early_->user_xattrs() == attrs)) {
+    early_.reset();
+  }
   // What the transfer sends is fixed here: nothing that changes the bytes, the key or these
   // fields runs until it ends (they wait for uploading_).
   std::unique_ptr<EarlyUpload> early = std::move(early_);
@@ -527,9 +578,9 @@ SpoolFile::Outcome SpoolFile::UploadQueuedLocked() {
   Result<UploadOutcome> up = Status::Internal("no upload");
   {
     MutexUnlock transfer(&mu_);
-    up = replaces ? deps_.uploader->Replace(place.key, fd_, size, place.display, crc)
+    up = replaces ? deps_.uploader->Replace(place.key, fd_, size, place.display, crc, attrs)
                   : deps_.uploader->Upload(place.key, fd_, size, place.display,
-                                           /*no_replace=*/false, early.get(), crc);
+                                           /*no_replace=*/false, early.get(), crc, attrs);
     early.reset();  // waits for parts still reading the spool; aborts an unused upload
   }
   uploading_ = false;
@@ -714,7 +765,7 @@ SpoolFile::Outcome SpoolFile::LinkTo(const Place& dst) {
   Status st = CheckWholeLocked(size_, dst);
   if (st.ok()) {
     auto up = deps_.uploader->Upload(dst.key, fd_, size_, dst.display, /*no_replace=*/true,
-                                     /*early=*/nullptr, SpoolCrcLocked());
+                                     /*early=*/nullptr, SpoolCrcLocked(), xattrs_.Encode());
     if (up.ok()) {
       up->info.key = dst.key;
       out.kind = Outcome::kPublished;
@@ -769,7 +820,7 @@ SpoolFile::Outcome SpoolFile::RenameTo(Place dst, bool dst_temp, bool no_replace
     Status st = CheckWholeLocked(size_, dst);
     if (st.ok()) {
       auto up = deps_.uploader->Upload(dst.key, fd_, size_, dst.display, no_replace,
-                                       /*early=*/nullptr, SpoolCrcLocked());
+                                       /*early=*/nullptr, SpoolCrcLocked(), xattrs_.Encode());
       if (up.ok()) {
         out = CommittedLocked(dst.key, std::move(up).value());
       } else {
@@ -835,7 +886,8 @@ Result<uint64_t> SpoolFile::Write(uint64_t offset, const char* data, uint64_t n)
       state_ == State::kDirty) {
     if (!early_) {
       early_ = std::make_unique<EarlyUpload>(deps_.store, place_.key, fd_, o.multipart_part_size,
-                                             o.upload_parallelism, deps_.uploader->aborts());
+                                             o.upload_parallelism, deps_.uploader->aborts(),
+                                             xattrs_.Encode());
     }
     early_->OnWrite(offset, n);
   }

@@ -53,6 +53,7 @@
 #include "base/crc32c_fold.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "base/user_xattrs.h"
 #include "fs/chunk_size_learner.h"
 #include "fs/early_upload.h"
 #include "fs/fs_options.h"
@@ -253,6 +254,15 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // file keeps its name until that last Release, which discards it unless a live close came in
   // between (nobody will rename it: it would hold its name and spool until unmount).
   Outcome Abandon(pid_t pid) EXCLUDES(mu_);
+  // --- The chunk's user.* extended attributes, published with it ---
+  // Set or removed while the file is being written (or is a temp file not renamed yet): they are
+  // part of the version, so a file opened over an object and not written yet becomes a new
+  // version. Once the chunk is accepted or stored they are fixed: kPermissionDenied.
+  Status SetXattr(const std::string& name, std::string value, UserXattrs::SetMode mode)
+      EXCLUDES(mu_);
+  Status RemoveXattr(const std::string& name) EXCLUDES(mu_);
+  UserXattrs Xattrs() const EXCLUDES(mu_);
+
   // unlink(), or another file renamed over this one: never uploaded; open handles keep their
   // bytes. Returns whether it was a temp file. `under_way` (optional) runs, under this file's
   // lock, when a queued upload's bytes were on their way: it comes before that upload's end,
@@ -303,6 +313,10 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   // Remembers the spool's modification time as seen (after the daemon's own changes to it).
   void SeenLocked() REQUIRES(mu_);
   void SetSizeLocked(uint64_t s) REQUIRES(mu_);
+  // Whether the attributes may still change (SetXattr): kPermissionDenied naming the file if not.
+  Status XattrsOpenLocked(const std::string& name) const REQUIRES(mu_);
+  // They changed: early parts no longer match, and a clean file becomes a new version.
+  void XattrsChangedLocked() REQUIRES(mu_);
   // The whole-chunk rule (chunk_sizes, max_chunk_bytes), after CheckKernelWritesLocked: every
   // publication (commit, rename, link) passes here.
   Status CheckWholeLocked(uint64_t size, const Place& place) const REQUIRES(mu_);
@@ -381,6 +395,7 @@ class SpoolFile : public std::enable_shared_from_this<SpoolFile> {
   std::optional<WrittenCrc> sealed_crc_ GUARDED_BY(mu_);
   // Parts sent while the file is still being written; null when off or done.
   std::unique_ptr<EarlyUpload> early_ GUARDED_BY(mu_);
+  UserXattrs xattrs_ GUARDED_BY(mu_);
   // A queued upload's bytes are on their way, mu_ let go (UploadQueuedLocked); transfer_done_
   // is signalled when it ends.
   bool uploading_ GUARDED_BY(mu_) = false;

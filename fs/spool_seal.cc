@@ -18,7 +18,9 @@ namespace kvfs {
 namespace {
 
 constexpr std::string_view kMagic = "KVFSSEAL";
-constexpr uint32_t kVersion = 1;
+// Version 2 adds the chunk's user attributes; version 1 seals (kvfs before them) still read.
+constexpr uint32_t kVersion = 2;
+constexpr uint32_t kOldestVersion = 1;
 // Keys are at most 1,024 bytes (S3) and names as long; anything much larger is not a seal.
 constexpr uint32_t kMaxText = 64 << 10;
 constexpr size_t kMaxSeal = 2 * kMaxText + 64;
@@ -89,6 +91,8 @@ std::string SpoolSeal::Encode(const Record& r) {
   out += r.key;
   Put<uint32_t>(&out, static_cast<uint32_t>(r.display.size()));
   out += r.display;
+  Put<uint32_t>(&out, static_cast<uint32_t>(r.user_xattrs.size()));
+  out += r.user_xattrs;
   Put<uint32_t>(&out, Crc32c(0, out.data(), out.size()));
   return out;
 }
@@ -100,9 +104,9 @@ Result<SpoolSeal::Record> SpoolSeal::Decode(const std::string& bytes, const std:
   }
   Reader in(std::string_view(bytes).substr(kMagic.size()));
   const uint32_t version = in.Get<uint32_t>();
-  if (in.ok && version != kVersion) {
-    return bad("seal version " + std::to_string(version) + " (this kvfs reads version " +
-               std::to_string(kVersion) + ")");
+  if (in.ok && (version < kOldestVersion || version > kVersion)) {
+    return bad("seal version " + std::to_string(version) + " (this kvfs reads versions " +
+               std::to_string(kOldestVersion) + " to " + std::to_string(kVersion) + ")");
   }
   Record r;
   r.size = in.Get<uint64_t>();
@@ -110,6 +114,7 @@ Result<SpoolSeal::Record> SpoolSeal::Decode(const std::string& bytes, const std:
   r.replaces = in.Get<uint8_t>() != 0;
   r.key = in.Text();
   r.display = in.Text();
+  if (version >= 2) r.user_xattrs = in.Text();
   const size_t body = kMagic.size() + in.pos();
   const uint32_t crc = in.Get<uint32_t>();
   if (!in.ok || kMagic.size() + in.pos() != bytes.size()) return bad("truncated seal");

@@ -13,8 +13,9 @@
 // it). Without `sync` nothing is forced to the disk: the page cache outlives the daemon, not
 // the machine (docs/write-path.md, "After a crash").
 //
-// Layout (little-endian): "KVFSSEAL" | u32 version (1) | u64 size | u32 crc32c | u8 replaces |
-// u32 key length | key | u32 display length | display | u32 CRC32C of everything before.
+// Layout (little-endian): "KVFSSEAL" | u32 version (2) | u64 size | u32 crc32c | u8 replaces |
+// u32 key length | key | u32 display length | display | u32 attributes length | attributes (not
+// in version 1) | u32 CRC32C of everything before.
 //
 // Thread-safety: stateless functions; the caller serializes the calls for one spool file (the
 // SpoolFile's lock).
@@ -39,6 +40,7 @@ class SpoolSeal {
     // A file opened for reading and writing and changed: it replaces the object
     // (Uploader::Replace).
     bool replaces = false;
+    std::string user_xattrs;  // the chunk's attributes (UserXattrs::Encode)
   };
 
   // The seal's path for the spool file at `spool_path`.

@@ -28,7 +28,8 @@ Uploader::Uploader(std::shared_ptr<ObjectStore> store, const FsOptions& options)
 
 Result<UploadOutcome> Uploader::Upload(const std::string& key, int fd, uint64_t size,
                                        const std::string& display_name, bool no_replace,
-                                       EarlyUpload* early, std::optional<WrittenCrc> crc) {
+                                       EarlyUpload* early, std::optional<WrittenCrc> crc,
+                                       const std::string& user_xattrs) {
   Result<ObjectInfo> r = Status::Internal("unset");
   if (early != nullptr) {
     r = early->Complete(size, /*conditional=*/true);
@@ -41,19 +42,20 @@ Result<UploadOutcome> Uploader::Upload(const std::string& key, int fd, uint64_t 
     }
   }
   if (early == nullptr) {
-    r = size >= options_.multipart_threshold ? Multipart(key, fd, size)
-                                             : PutOnce(key, fd, size, crc);
+    r = size >= options_.multipart_threshold ? Multipart(key, fd, size, user_xattrs)
+                                             : PutOnce(key, fd, size, crc, user_xattrs);
   }
   if (r.ok()) return UploadOutcome{std::move(r).value(), /*created=*/true};
   if (r.status().code() == StatusCode::kAlreadyExists) {
-    return OnExists(key, fd, size, display_name, no_replace, crc);
+    return OnExists(key, fd, size, display_name, no_replace, crc, user_xattrs);
   }
   return AsIoError(r.status(), display_name, key);
 }
 
 Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_t size,
                                          const std::string& display_name, bool no_replace,
-                                         std::optional<WrittenCrc> known_crc, bool retried_empty) {
+                                         std::optional<WrittenCrc> known_crc,
+                                         const std::string& user_xattrs, bool retried_empty) {
   // The store has already made sure the key exists (objstore/s3 checks a doubtful 412 itself);
   // what is left is the exists policy, which needs the existing object's size.
   auto head = store_->Head(key);
@@ -88,7 +90,7 @@ Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_
     // checks), so the first whole chunk replaces it - conditionally: only while the key still
     // holds that empty version (If-Match on its ETag), so two writers racing end with one whole
     // version and the loser meets it here again (same bytes: ours; else the rules above).
-    auto put = PutOnce(key, fd, size, known_crc, /*conditional=*/false, head->etag);
+    auto put = PutOnce(key, fd, size, known_crc, user_xattrs, /*conditional=*/false, head->etag);
     if (put.ok()) {
       LogInfo("kvfs: '{}' replaced the empty object {} with {} bytes", display_name, key, size);
       return UploadOutcome{std::move(put).value(), /*created=*/true};
@@ -98,7 +100,8 @@ Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_
     }
     if (!retried_empty) {
       // Another version got there first: judge that one as any existing object.
-      return OnExists(key, fd, size, display_name, no_replace, known_crc, /*retried_empty=*/true);
+      return OnExists(key, fd, size, display_name, no_replace, known_crc, user_xattrs,
+                      /*retried_empty=*/true);
     }
   }
   return Status::AlreadyExists("'" + display_name + "' already exists as " + key + " (" +
@@ -108,20 +111,23 @@ Result<UploadOutcome> Uploader::OnExists(const std::string& key, int fd, uint64_
 
 Result<UploadOutcome> Uploader::Replace(const std::string& key, int fd, uint64_t size,
                                         const std::string& display_name,
-                                        std::optional<WrittenCrc> crc) {
+                                        std::optional<WrittenCrc> crc,
+                                        const std::string& user_xattrs) {
   Result<ObjectInfo> r = size >= options_.multipart_threshold
-                             ? Multipart(key, fd, size, /*conditional=*/false)
-                             : PutOnce(key, fd, size, crc, /*conditional=*/false);
+                             ? Multipart(key, fd, size, user_xattrs, /*conditional=*/false)
+                             : PutOnce(key, fd, size, crc, user_xattrs, /*conditional=*/false);
   if (r.ok()) return UploadOutcome{std::move(r).value(), /*created=*/true};
   return AsIoError(r.status(), display_name, key);
 }
 
 Result<ObjectInfo> Uploader::PutOnce(const std::string& key, int fd, uint64_t size,
-                                     const std::optional<WrittenCrc>& crc, bool conditional,
+                                     const std::optional<WrittenCrc>& crc,
+                                     const std::string& user_xattrs, bool conditional,
                                      const std::string& if_match) {
   PutOptions opts;
   opts.if_none_match = conditional;
   opts.if_match = if_match;
+  opts.user_xattrs = user_xattrs;
   if (crc) {
     opts.crc32c = crc->whole;
     opts.slice_crcs = crc->slices;  // when not known: the whole only
@@ -135,11 +141,11 @@ Result<ObjectInfo> Uploader::PutOnce(const std::string& key, int fd, uint64_t si
 }
 
 Result<ObjectInfo> Uploader::Multipart(const std::string& key, int fd, uint64_t size,
-                                       bool conditional) {
+                                       const std::string& user_xattrs, bool conditional) {
   // The same parallel part upload as the parts sent while writing, all of it now: parts go out
   // with at most upload_parallelism in flight, and a failure aborts the upload.
   EarlyUpload upload(store_.get(), key, fd, options_.multipart_part_size,
-                     options_.upload_parallelism, &aborts_);
+                     options_.upload_parallelism, &aborts_, user_xattrs);
   return upload.Complete(size, conditional);
 }
 

@@ -52,11 +52,11 @@ class Uploader {
   // (usable for this key and size): it is completed instead of starting over, and if that fails the
   // normal upload runs once more (not once the caller's deadline has passed). `crc`: the CRC32C of
   // those bytes when the writer folded it as they were written (SpoolFile); otherwise the spool is
-  // read once more to compute it.
+  // read once more to compute it. `user_xattrs`: the chunk's attributes (PutOptions::user_xattrs),
+  // which `early` must have been created with.
   Result<UploadOutcome> Upload(const std::string& key, int fd, uint64_t size,
-                               const std::string& display_name, bool no_replace,
-                               EarlyUpload* early = nullptr,
-                               std::optional<WrittenCrc> crc = std::nullopt);
+                               const std::string& display_name, bool no_replace, EarlyUpload* early,
+                               std::optional<WrittenCrc> crc, const std::string& user_xattrs);
   // Whether the exists policy (OnExists) would refuse a chunk of `size` bytes over an object of
   // `existing` bytes of another writer: another non-empty size, or any non-empty object under
   // ExistsPolicy::kEexist. An empty object is replaced, not a refusal.
@@ -68,7 +68,8 @@ class Uploader {
   // and writing that started from the object's bytes and was changed (not a chunk written once:
   // those never replace anything).
   Result<UploadOutcome> Replace(const std::string& key, int fd, uint64_t size,
-                                const std::string& display_name, std::optional<WrittenCrc> crc);
+                                const std::string& display_name, std::optional<WrittenCrc> crc,
+                                const std::string& user_xattrs);
 
   // Where the uploads of this filesystem hand their aborts (EarlyUpload).
   AbortQueue* aborts() { return &aborts_; }
@@ -79,16 +80,17 @@ class Uploader {
   static constexpr uint64_t kMaxReplacePut = 5ull << 30;
 
   Result<ObjectInfo> PutOnce(const std::string& key, int fd, uint64_t size,
-                             const std::optional<WrittenCrc>& crc, bool conditional = true,
-                             const std::string& if_match = "");
+                             const std::optional<WrittenCrc>& crc, const std::string& user_xattrs,
+                             bool conditional = true, const std::string& if_match = "");
   Result<ObjectInfo> Multipart(const std::string& key, int fd, uint64_t size,
-                               bool conditional = true);
+                               const std::string& user_xattrs, bool conditional = true);
   // The key existed: ours (same size and checksum: created), success (created = false), an empty
   // object replaced by these bytes (If-Match on its ETag; unless no_replace) or EEXIST.
   // `retried_empty`: called again after losing the race to replace an empty object.
   Result<UploadOutcome> OnExists(const std::string& key, int fd, uint64_t size,
                                  const std::string& display_name, bool no_replace,
-                                 std::optional<WrittenCrc> crc, bool retried_empty = false);
+                                 std::optional<WrittenCrc> crc, const std::string& user_xattrs,
+                                 bool retried_empty = false);
 
   const std::shared_ptr<ObjectStore> store_;
   const FsOptions options_;

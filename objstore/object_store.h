@@ -41,6 +41,9 @@ struct ObjectInfo {
   // the bounded tier checks before it counts or removes an object (tier/collector.h): a bucket
   // may hold other applications' objects beside the chunks.
   bool kvfs_written = false;
+  // The user.* extended attributes its writer set (UserXattrs::Encode, kXattrsMetaHeader): "" for
+  // none; unset where the answer cannot say (a LIST, a multipart completion).
+  std::optional<std::string> user_xattrs = std::nullopt;
 };
 
 // The object metadata that carries ObjectInfo::crc32c on S3 (8 lowercase hex digits). Ceph RGW 16
@@ -57,6 +60,10 @@ inline constexpr char kSliceChecksumMetaHeader[] = "x-amz-meta-kvfs-crc32c-slice
 // keeps it. The directory store keeps it as the xattr user.kvfs.writer.
 inline constexpr char kWriterMetaHeader[] = "x-amz-meta-kvfs-writer";
 inline constexpr char kWriterMetaValue[] = "kvfs";
+// The object metadata that carries ObjectInfo::user_xattrs on S3, given by PUT and by
+// CreateMultipartUpload; a copy keeps it. The directory store keeps it as the xattr
+// user.kvfs.xattrs.
+inline constexpr char kXattrsMetaHeader[] = "x-amz-meta-kvfs-xattrs";
 std::optional<uint32_t> ParseCrc32c(const std::string& hex);
 
 // Bytes to send as a PUT or part body. Not owned: the memory or the file must stay valid until the
@@ -108,6 +115,15 @@ struct PutOptions {
   // they download, and (slices) serve each slice of it once it is checked.
   std::optional<uint32_t> crc32c;
   std::optional<SliceCrcs> slice_crcs = std::nullopt;
+  // The chunk's user.* extended attributes (UserXattrs::Encode; ObjectInfo::user_xattrs); "" for
+  // none.
+  std::string user_xattrs;
+};
+
+// What a multipart upload's object carries; S3 takes an object's metadata when its multipart
+// upload is created, not at completion.
+struct MultipartOptions {
+  std::string user_xattrs;  // as PutOptions::user_xattrs
 };
 
 struct DeleteOptions {
@@ -191,7 +207,8 @@ class ObjectStore {
                         PutCallback done) = 0;
 
   // Multipart upload. Parts are 1-based; every part but the last must be at least 5 MiB on S3.
-  virtual Result<std::string> CreateMultipartUpload(const std::string& key) = 0;
+  virtual Result<std::string> CreateMultipartUpload(const std::string& key,
+                                                    const MultipartOptions& opts) = 0;
   virtual void UploadPartAsync(const std::string& key, const std::string& upload_id,
                                int part_number, const Body& body, PartCallback done) = 0;
   // Returns the new object's info; its etag may be empty if the server sent none (Ceph RGW) -

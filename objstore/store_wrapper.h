@@ -51,9 +51,11 @@ class StoreWrapper : public ObjectStore {
     InterceptedAsync(Call(StoreOp::kPut, key, {}, body.length), std::move(done),
                      [&](PutCallback d) { target_->PutAsync(key, body, opts, std::move(d)); });
   }
-  Result<std::string> CreateMultipartUpload(const std::string& key) override {
-    return Intercepted<Result<std::string>>(Call(StoreOp::kCreateMultipart, key),
-                                            [&] { return target_->CreateMultipartUpload(key); });
+  Result<std::string> CreateMultipartUpload(const std::string& key,
+                                            const MultipartOptions& opts) override {
+    return Intercepted<Result<std::string>>(Call(StoreOp::kCreateMultipart, key), [&] {
+      return target_->CreateMultipartUpload(key, opts);
+    });
   }
   void UploadPartAsync(const std::string& key, const std::string& upload_id, int part_number,
                        const Body& body, PartCallback done) override {

@@ -1,9 +1,11 @@
-// Extended attributes: only the mount root's control attributes exist: the statistics
-// (FuseOptions::stats_text, read by `kvfs stats`) and the log level (FuseOptions::set_log_level,
-// `kvfs log-level`).
+// Extended attributes: the mount root's control attributes - the statistics
+// (FuseOptions::stats_text, read by `kvfs stats`), the log level (FuseOptions::set_log_level,
+// `kvfs log-level`), sync and tier_gc - and the user.* attributes of chunk files
+// (Filesystem::GetXattr and its kin; base/user_xattrs.h), published with the chunk.
 #include "fs/fuse/fuse_xattr.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,20 +14,34 @@
 #include <string>
 
 #include "base/log.h"
+#include "base/user_xattrs.h"
 
 namespace kvfs::fuse_internal {
 namespace {
 
 // Replies with `value` following the getxattr/listxattr size protocol: size 0 asks for the
 // length; a buffer too small is ERANGE.
-void ReplyXattrValue(fuse_req_t req, const char* op, const std::string& value, size_t size) {
+void ReplyXattrValue(fuse_req_t req, const char* op, const std::string& value, size_t size,
+                     const std::string& target = "of the root") {
   if (size == 0) {
     fuse_reply_xattr(req, value.size());
   } else if (size < value.size()) {
-    ReplyErrno(req, op, "of the root", ERANGE);
+    ReplyErrno(req, op, target, ERANGE);
   } else {
     fuse_reply_buf(req, value.data(), value.size());
   }
+}
+
+void ReplyXattrResult(fuse_req_t req, const char* op, const std::string& target,
+                      const Result<std::string>& r, size_t size) {
+  if (!r.ok()) return ReplyErr(req, op, target, r.status());
+  ReplyXattrValue(req, op, *r, size, target);
+}
+
+UserXattrs::SetMode ModeOf(int flags) {
+  if (flags & XATTR_CREATE) return UserXattrs::SetMode::kCreate;
+  if (flags & XATTR_REPLACE) return UserXattrs::SetMode::kReplace;
+  return UserXattrs::SetMode::kAny;
 }
 
 const FuseOptions& OptionsOf(fuse_req_t req) {
@@ -40,12 +56,25 @@ std::string CurrentLogLevel() {
 }  // namespace
 
 void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  // Files and directories have no attributes: "no such attribute" (ENODATA), the answer engines
-  // and tools expect (ENOTSUP would say attributes cannot exist at all). Not logged: it is the
-  // normal answer (the kernel asks for security.capability before writes).
+  // Files and directories have no attributes but a chunk's user.* ones: "no such attribute"
+  // (ENODATA), the answer engines and tools expect (ENOTSUP would say attributes cannot exist at
+  // all). Not logged, and without a look at the file: it is the normal answer (the kernel asks
+  // for security.capability before writes).
   if (ino != FUSE_ROOT_ID) {
-    fuse_reply_err(req, ENODATA);
-    return;
+    if (!UserXattrs::Accepts(name)) {
+      fuse_reply_err(req, ENODATA);
+      return;
+    }
+    // It may ask the store (HEAD) for an object known from a listing only.
+    const ScopedDeadline deadline = RequestDeadline(req);
+    const std::string attr = name;
+    return WaitOnStore(
+        req,
+        [req, ino, attr, size] {
+          ReplyXattrResult(req, "getxattr", attr + " of " + Ino(ino), FsOf(req).GetXattr(ino, attr),
+                           size);
+        },
+        LateReply(req, "getxattr", attr + " of " + Ino(ino)));
   }
   const FuseOptions& o = OptionsOf(req);
   if (o.stats_text && std::strcmp(name, kStatsXattr) == 0) {
@@ -72,7 +101,9 @@ void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 }
 
 void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  if (ino != FUSE_ROOT_ID) return ReplyXattrValue(req, "listxattr", "", size);  // none
+  if (ino != FUSE_ROOT_ID) {
+    return ReplyXattrResult(req, "listxattr", Ino(ino), FsOf(req).ListXattrs(ino), size);
+  }
   std::string names;
   const FuseOptions& o = OptionsOf(req);
   if (o.stats_text) names.append(kStatsXattr, sizeof(kStatsXattr));  // with its NUL
@@ -81,7 +112,11 @@ void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 }
 
 void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
-                int) {
+                int flags) {
+  if (ino != FUSE_ROOT_ID && UserXattrs::Accepts(name)) {
+    const Status st = FsOf(req).SetXattr(ino, name, std::string(value, size), ModeOf(flags));
+    return ReplyStatus(req, "setxattr", std::string(name) + " of " + Ino(ino), st);
+  }
   const FuseOptions& o = OptionsOf(req);
   const bool tier_gc = o.run_tier_gc && std::strcmp(name, kTierGcXattr) == 0;
   if (ino != FUSE_ROOT_ID ||
@@ -107,6 +142,10 @@ void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* va
 }
 
 void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  if (ino != FUSE_ROOT_ID && UserXattrs::Accepts(name)) {
+    const Status st = FsOf(req).RemoveXattr(ino, name);
+    return ReplyStatus(req, "removexattr", std::string(name) + " of " + Ino(ino), st);
+  }
   ReplyErrno(req, "removexattr", std::string(name) + " of " + Ino(ino), ENOTSUP);
 }
 

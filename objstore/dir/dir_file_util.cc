@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/posix_io.h"
+#include "base/user_xattrs.h"
 
 namespace kvfs::dirstore {
 
@@ -90,7 +91,34 @@ namespace {
 constexpr char kChecksumXattr[] = "user.kvfs.crc32c";
 constexpr char kSliceChecksumXattr[] = "user.kvfs.crc32c-slices";
 constexpr char kWriterXattr[] = "user.kvfs.writer";
+constexpr char kUserXattrsXattr[] = "user.kvfs.xattrs";
+
+// What getxattr gave for user.kvfs.xattrs: "" when absent (or xattrs unsupported: none set).
+std::optional<std::string> UserXattrsRead(ssize_t n, const char* buf) {
+  if (n >= 0) return std::string(buf, static_cast<size_t>(n));
+  if (errno == ENODATA || errno == ENOTSUP) return std::string();
+  return std::nullopt;
+}
 }  // namespace
+
+Status SetUserXattrs(int fd, const std::string& encoded, const std::string& what) {
+  if (encoded.empty()) return Status::OK();
+  if (::fsetxattr(fd, kUserXattrsXattr, encoded.data(), encoded.size(), 0) != 0) {
+    return Status::FromErrno(
+        errno, "keep the extended attributes of " + what + " (the xattr " + kUserXattrsXattr + ")");
+  }
+  return Status::OK();
+}
+
+std::optional<std::string> UserXattrsOf(int fd) {
+  char buf[UserXattrs::kMaxEncodedBytes];
+  return UserXattrsRead(::fgetxattr(fd, kUserXattrsXattr, buf, sizeof(buf)), buf);
+}
+
+std::optional<std::string> UserXattrsOf(const std::string& path) {
+  char buf[UserXattrs::kMaxEncodedBytes];
+  return UserXattrsRead(::getxattr(path.c_str(), kUserXattrsXattr, buf, sizeof(buf)), buf);
+}
 
 void SetWriterXattr(int fd) {
   (void)::fsetxattr(fd, kWriterXattr, kWriterMetaValue, sizeof(kWriterMetaValue) - 1, 0);

@@ -63,6 +63,13 @@ std::optional<SliceCrcs> SliceChecksumXattr(const std::string& path, uint64_t si
 void SetWriterXattr(int fd);
 bool HasWriterMark(const std::string& path);
 
+// The chunk's user.* extended attributes (ObjectInfo::user_xattrs), the xattr user.kvfs.xattrs.
+// Not best effort: a file system that refuses it fails the write (the attributes are the
+// engine's, which it reads back). Read back "" when the file has none.
+Status SetUserXattrs(int fd, const std::string& encoded, const std::string& what);
+std::optional<std::string> UserXattrsOf(int fd);
+std::optional<std::string> UserXattrsOf(const std::string& path);
+
 // `bytes` random bytes from the kernel, as lower-case hex.
 std::string RandomHex(size_t bytes);
 

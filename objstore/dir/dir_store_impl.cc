@@ -211,6 +211,7 @@ Result<ObjectInfo> DirStore::Publish(const std::string& tmp_path, const std::str
   if (opts.crc32c && opts.slice_crcs && opts.slice_crcs->Fits(info.size)) {
     info.slice_crcs = opts.slice_crcs;
   }
+  info.user_xattrs = opts.user_xattrs;
   return info;
 }
 
@@ -263,6 +264,7 @@ Result<ObjectInfo> DirStore::Head(const std::string& key) {
   info.crc32c = ChecksumXattr(path);
   if (info.crc32c) info.slice_crcs = SliceChecksumXattr(path, info.size);
   info.kvfs_written = HasWriterMark(path);
+  info.user_xattrs = UserXattrsOf(path);
   return info;
 }
 
@@ -288,6 +290,7 @@ Result<uint64_t> DirStore::GetSync(const GetRequest& req, const RangeReader& rea
     info.crc32c = ChecksumXattr(fd);
     if (info.crc32c) info.slice_crcs = SliceChecksumXattr(fd, info.size);
     info.kvfs_written = HasWriterMark(path);
+    info.user_xattrs = UserXattrsOf(fd);
     req.on_info(info);
   }
   uint64_t size = static_cast<uint64_t>(st.st_size);
@@ -338,7 +341,7 @@ Result<ObjectInfo> DirStore::PutSync(const std::string& key, const Body& body,
                                                  SetSliceChecksumXattr(fd, opts.slice_crcs);
                                                }
                                                SetWriterXattr(fd);
-                                               return Status::OK();
+                                               return SetUserXattrs(fd, opts.user_xattrs, what);
                                              },
                                              what));
   return Publish(tmp, key, opts);
@@ -417,6 +420,7 @@ Result<ObjectInfo> DirStore::Copy(const std::string& src_key, const std::string&
   publish.crc32c = ChecksumXattr(src);
   publish.slice_crcs = SliceChecksumXattr(src, static_cast<uint64_t>(st.st_size));
   const bool src_marked = HasWriterMark(src_path);
+  publish.user_xattrs = UserXattrsOf(src).value_or("");
   KVFS_ASSIGN_OR_RETURN(
       std::string tmp,
       WriteTemp(
@@ -425,7 +429,7 @@ Result<ObjectInfo> DirStore::Copy(const std::string& src_key, const std::string&
             SetChecksumXattr(fd, publish.crc32c);
             if (publish.crc32c) SetSliceChecksumXattr(fd, publish.slice_crcs);
             if (src_marked) SetWriterXattr(fd);
-            return Status::OK();
+            return SetUserXattrs(fd, publish.user_xattrs, what);
           },
           what));
   return Publish(tmp, dst_key, publish);
@@ -558,7 +562,8 @@ Result<std::string> DirStore::UploadDir(const std::string& key,
   return dir;
 }
 
-Result<std::string> DirStore::CreateMultipartUpload(const std::string& key) {
+Result<std::string> DirStore::CreateMultipartUpload(const std::string& key,
+                                                    const MultipartOptions& opts) {
   KVFS_RETURN_IF_ERROR(EncodeKey(key, layout_).status());
   std::string id = RandomHex(kUploadIdHexChars / 2);
   std::string dir = uploads_dir_ + "/" + id;
@@ -568,7 +573,11 @@ Result<std::string> DirStore::CreateMultipartUpload(const std::string& key) {
   KVFS_ASSIGN_OR_RETURN(
       std::string tmp,
       WriteTemp(
-          [&](int fd) { return WriteBody(fd, Body::FromMemory(key.data(), key.size()), dir); },
+          [&](int fd) {
+            KVFS_RETURN_IF_ERROR(WriteBody(fd, Body::FromMemory(key.data(), key.size()), dir));
+            // Kept on the upload's key file until completion gives them to the object.
+            return SetUserXattrs(fd, opts.user_xattrs, "multipart upload of '" + key + "'");
+          },
           "multipart upload of '" + key + "'"));
   if (::rename(tmp.c_str(), (dir + "/key").c_str()) != 0) {
     Status st = Status::FromErrno(errno, "create multipart upload " + dir);
@@ -635,6 +644,9 @@ Result<ObjectInfo> DirStore::CompleteMultipartUpload(const std::string& key,
     }
     sizes.push_back(size);
   }
+  // The attributes given when the upload was created (its key file holds them).
+  PutOptions attrs = opts;
+  attrs.user_xattrs = UserXattrsOf(dir + "/key").value_or("");
   auto concat = [&](int fd) -> Status {
     for (size_t i = 0; i < parts.size(); ++i) {
       std::string path = dir + "/" + PartName(parts[i].part_number);
@@ -644,10 +656,10 @@ Result<ObjectInfo> DirStore::CompleteMultipartUpload(const std::string& key,
       KVFS_RETURN_IF_ERROR(CopyFile(src, fd, sizes[i], what));
     }
     SetWriterXattr(fd);
-    return Status::OK();
+    return SetUserXattrs(fd, attrs.user_xattrs, what);
   };
   KVFS_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(concat, what));
-  KVFS_ASSIGN_OR_RETURN(ObjectInfo info, Publish(tmp, key, opts));
+  KVFS_ASSIGN_OR_RETURN(ObjectInfo info, Publish(tmp, key, attrs));
   RemoveTree(dir);
   return info;
 }

@@ -30,7 +30,8 @@ class DirStore final : public ObjectStore {
   void GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) override;
   void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
                 PutCallback done) override;
-  Result<std::string> CreateMultipartUpload(const std::string& key) override;
+  Result<std::string> CreateMultipartUpload(const std::string& key,
+                                            const MultipartOptions& opts) override;
   Result<std::vector<UnfinishedUpload>> ListUnfinishedUploads(const std::string& prefix) override;
   void UploadPartAsync(const std::string& key, const std::string& upload_id, int part_number,
                        const Body& body, PartCallback done) override;

@@ -87,6 +87,7 @@ void KvfsMetadataFromHeaders(const HttpExchange& ex, ObjectInfo* info) {
   info->crc32c = ParseCrc32c(ex.Header(kChecksumMetaHeader));
   if (info->crc32c) info->slice_crcs = SliceCrcs::Parse(ex.Header(kSliceChecksumMetaHeader));
   info->kvfs_written = info->crc32c.has_value() || ex.Header(kWriterMetaHeader) == kWriterMetaValue;
+  info->user_xattrs = ex.Header(kXattrsMetaHeader);  // absent: none
 }
 
 bool ParseContentRange(const std::string& value, uint64_t* first, uint64_t* last, int64_t* total) {

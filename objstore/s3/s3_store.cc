@@ -131,7 +131,8 @@ Status S3Store::Delete(const std::string& key, const DeleteOptions& opts) {
   return st;
 }
 
-Result<std::string> S3Store::CreateMultipartUpload(const std::string& key) {
+Result<std::string> S3Store::CreateMultipartUpload(const std::string& key,
+                                                   const MultipartOptions& opts) {
   auto call = std::make_shared<S3Call>();
   call->operation = "CreateMultipartUpload";
   call->method = "POST";
@@ -140,6 +141,7 @@ Result<std::string> S3Store::CreateMultipartUpload(const std::string& key) {
   // The object's metadata is given here, not at Complete: the mark that tells the bounded tier
   // a multipart chunk is kvfs's (object_store.h).
   call->headers.emplace_back(kWriterMetaHeader, kWriterMetaValue);
+  if (!opts.user_xattrs.empty()) call->headers.emplace_back(kXattrsMetaHeader, opts.user_xattrs);
   S3Client::Reply reply = client_->ExecuteSync(std::move(call));
   if (!reply.status.ok()) return reply.status;
   Result<std::string> id = ParseInitiateMultipartUpload(reply.ex->body);
@@ -235,6 +237,7 @@ void S3Store::PutOnce(const std::string& key, const Body& body, bool if_none_mat
   if (crc32c) call->headers.emplace_back(kChecksumMetaHeader, FormatCrc32c(*crc32c));
   if (slices) call->headers.emplace_back(kSliceChecksumMetaHeader, slices->Format());
   call->headers.emplace_back(kWriterMetaHeader, kWriterMetaValue);
+  if (!sums.user_xattrs.empty()) call->headers.emplace_back(kXattrsMetaHeader, sums.user_xattrs);
   // No "Expect: 100-continue" (the transfer sends "Expect:"): it would hold every body back a
   // round trip - 9 ms per 2 MiB PUT measured on loopback RGW, more than the PUT itself - to save
   // sending it in the rare case the key exists (a 412 then arrives while the body is sent).
@@ -257,6 +260,7 @@ void S3Store::PutOnce(const std::string& key, const Body& body, bool if_none_mat
     info.crc32c = crc32c;
     info.slice_crcs = slices;
     info.kvfs_written = true;
+    info.user_xattrs = sums.user_xattrs;
     done(std::move(info));
   };
   client_->Execute(std::move(call));

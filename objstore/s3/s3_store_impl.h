@@ -29,7 +29,8 @@ class S3Store : public ObjectStore {
   void GetStreamAsync(const GetRequest& req, GetSink sink, GetCallback done) override;
   void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
                 PutCallback done) override;
-  Result<std::string> CreateMultipartUpload(const std::string& key) override;
+  Result<std::string> CreateMultipartUpload(const std::string& key,
+                                            const MultipartOptions& opts) override;
   void UploadPartAsync(const std::string& key, const std::string& upload_id, int part_number,
                        const Body& body, PartCallback done) override;
   Result<ObjectInfo> CompleteMultipartUpload(const std::string& key, const std::string& upload_id,

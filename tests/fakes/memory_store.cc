@@ -60,8 +60,14 @@ Result<std::string> MemoryStore::ReadBody(const Body& body) {
 }
 
 ObjectInfo MemoryStore::InfoOf(const std::string& key, const Object& obj) {
-  return ObjectInfo{key,        obj.data.size(), obj.etag,        obj.mtime_sec,
-                    obj.crc32c, obj.slice_crcs,  obj.kvfs_written};
+  return ObjectInfo{key,        obj.data.size(), obj.etag,         obj.mtime_sec,
+                    obj.crc32c, obj.slice_crcs,  obj.kvfs_written, obj.user_xattrs};
+}
+
+ObjectInfo MemoryStore::ListedInfoOf(const std::string& key, const Object& obj) {
+  ObjectInfo info = InfoOf(key, obj);
+  info.user_xattrs.reset();
+  return info;
 }
 
 std::string MemoryStore::NextEtagLocked(const std::string& data) {
@@ -123,17 +129,20 @@ void MemoryStore::PutAsync(const std::string& key, const Body& body, const PutOp
                          ? opts.slice_crcs
                          : std::nullopt;
     obj.kvfs_written = true;
+    obj.user_xattrs = opts.user_xattrs;
     return InfoOf(key, obj);
   }();
   done(std::move(result));
 }
 
-Result<std::string> MemoryStore::CreateMultipartUpload(const std::string& key) {
+Result<std::string> MemoryStore::CreateMultipartUpload(const std::string& key,
+                                                       const MultipartOptions& opts) {
   Count(StoreOp::kCreateMultipart);
   KVFS_RETURN_IF_ERROR(CheckKey(key));
   MutexLock l(&mu_);
   std::string id = "upload-" + std::to_string(next_id_++);
   uploads_.Begin(id, key, time(nullptr));
+  upload_xattrs_[id] = opts.user_xattrs;
   return id;
 }
 
@@ -179,6 +188,8 @@ Result<ObjectInfo> MemoryStore::CompleteMultipartUpload(const std::string& key,
   obj.slice_crcs.reset();
   obj.crc32c.reset();       // as on S3: metadata is set at CreateMultipartUpload, with no checksum
   obj.kvfs_written = true;  // but with the writer mark
+  obj.user_xattrs = upload_xattrs_[upload_id];
+  upload_xattrs_.erase(upload_id);
   KVFS_RETURN_IF_ERROR(uploads_.End(upload_id, key));
   return InfoOf(key, obj);
 }
@@ -186,6 +197,7 @@ Result<ObjectInfo> MemoryStore::CompleteMultipartUpload(const std::string& key,
 Status MemoryStore::AbortMultipartUpload(const std::string& key, const std::string& upload_id) {
   Count(StoreOp::kAbortMultipart);
   MutexLock l(&mu_);
+  upload_xattrs_.erase(upload_id);
   return uploads_.End(upload_id, key);
 }
 
@@ -193,7 +205,7 @@ Result<ListResult> MemoryStore::List(const ListRequest& req) {
   Count(StoreOp::kList);
   if (req.max_keys <= 0) return Status::InvalidArgument("max_keys must be positive");
   MutexLock l(&mu_);
-  return ListOrderedKeys(objects_, req, &MemoryStore::InfoOf);
+  return ListOrderedKeys(objects_, req, &MemoryStore::ListedInfoOf);
 }
 
 Status MemoryStore::Delete(const std::string& key, const DeleteOptions& opts) {
@@ -238,6 +250,7 @@ Result<ObjectInfo> MemoryStore::Copy(const std::string& src_key, const std::stri
   const std::optional<uint32_t> crc = it->second.crc32c;  // S3 copies metadata
   const std::optional<SliceCrcs> slices = it->second.slice_crcs;
   const bool marked = it->second.kvfs_written;
+  const std::string attrs = it->second.user_xattrs;
   Object& obj = objects_[dst_key];
   obj.etag = NextEtagLocked(data);
   obj.data = std::move(data);
@@ -245,6 +258,7 @@ Result<ObjectInfo> MemoryStore::Copy(const std::string& src_key, const std::stri
   obj.crc32c = crc;
   obj.slice_crcs = slices;
   obj.kvfs_written = marked;
+  obj.user_xattrs = attrs;
   return InfoOf(dst_key, obj);
 }
 
@@ -257,6 +271,7 @@ void MemoryStore::PutObject(const std::string& key, std::string data) {
   obj.crc32c.reset();
   obj.slice_crcs.reset();
   obj.kvfs_written = false;
+  obj.user_xattrs.clear();
 }
 
 void MemoryStore::CorruptObject(const std::string& key, uint64_t offset) {

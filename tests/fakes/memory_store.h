@@ -44,7 +44,8 @@ class MemoryStore : public ObjectStore {
   void GetAsync(const GetRequest& req, char* dst, GetCallback done) override;
   void PutAsync(const std::string& key, const Body& body, const PutOptions& opts,
                 PutCallback done) override;
-  Result<std::string> CreateMultipartUpload(const std::string& key) override;
+  Result<std::string> CreateMultipartUpload(const std::string& key,
+                                            const MultipartOptions& opts) override;
   void UploadPartAsync(const std::string& key, const std::string& upload_id, int part_number,
                        const Body& body, PartCallback done) override;
   Result<ObjectInfo> CompleteMultipartUpload(const std::string& key, const std::string& upload_id,
@@ -91,14 +92,19 @@ class MemoryStore : public ObjectStore {
     std::optional<uint32_t> crc32c;
     std::optional<SliceCrcs> slice_crcs;
     bool kvfs_written = false;
+    std::string user_xattrs;
   };
   static Result<std::string> ReadBody(const Body& body);
   static ObjectInfo InfoOf(const std::string& key, const Object& obj);
+  // What a LIST says of it: no metadata, as on S3.
+  static ObjectInfo ListedInfoOf(const std::string& key, const Object& obj);
   std::string NextEtagLocked(const std::string& data) REQUIRES(mu_);
 
   mutable Mutex mu_;
   std::map<std::string, Object> objects_ GUARDED_BY(mu_);
   MemoryUploads uploads_ GUARDED_BY(mu_);
+  // Upload id -> the attributes CreateMultipartUpload was given (S3 takes metadata there).
+  std::map<std::string, std::string> upload_xattrs_ GUARDED_BY(mu_);
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
   uint64_t min_part_size_ GUARDED_BY(mu_) = 0;
   std::map<std::string, std::function<void()>> before_delete_ GUARDED_BY(mu_);

@@ -45,7 +45,7 @@ TEST(MemoryStoreTest, ConditionalCreate) {
 TEST(MemoryStoreTest, Multipart) {
   MemoryStore s;
   s.SetMinPartSize(2);
-  auto id = s.CreateMultipartUpload("m");
+  auto id = s.CreateMultipartUpload("m", {});
   ASSERT_TRUE(id.ok());
   auto e1 = s.UploadPart("m", *id, 1, Body::FromMemory("ab", 2));
   auto e2 = s.UploadPart("m", *id, 2, Body::FromMemory("c", 1));
@@ -56,7 +56,7 @@ TEST(MemoryStoreTest, Multipart) {
   EXPECT_EQ(r->size, 3u);
   EXPECT_EQ(*s.GetObject("m"), "abc");
   EXPECT_EQ(s.PendingUploadCount(), 0u);
-  auto id2 = s.CreateMultipartUpload("m");
+  auto id2 = s.CreateMultipartUpload("m", {});
   EXPECT_EQ(s.PendingUploadCount(), 1u);
   EXPECT_TRUE(s.AbortMultipartUpload("m", *id2).ok());
   EXPECT_EQ(s.PendingUploadCount(), 0u);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/crc32c.h"
 #include "base/slice_crcs.h"
 #include "objstore/store_wrapper.h"
 #include "tests/fs/fs_test_util.h"
@@ -23,10 +24,11 @@ namespace {
 namespace stdfs = std::filesystem;
 
 TEST(SpoolSealTest, ARecordReadsBackAndAnyDamageIsDataLoss) {
-  SpoolSeal::Record r{"p/a%2Fb.bin", "dir/a.bin", 1234567, 0xDEADBEEF, true};
+  SpoolSeal::Record r{"p/a%2Fb.bin", "dir/a.bin", 1234567, 0xDEADBEEF, true, "user.a=1"};
   const std::string bytes = SpoolSeal::Encode(r);
   auto back = SpoolSeal::Decode(bytes, "seal");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->user_xattrs, "user.a=1");
   EXPECT_EQ(back->key, r.key);
   EXPECT_EQ(back->display, r.display);
   EXPECT_EQ(back->size, r.size);
@@ -41,6 +43,28 @@ TEST(SpoolSealTest, ARecordReadsBackAndAnyDamageIsDataLoss) {
     EXPECT_EQ(SpoolSeal::Decode(bytes.substr(0, n), "seal").status().code(), StatusCode::kDataLoss)
         << n;
   }
+}
+
+// A seal of a kvfs before attributes (version 1: no attributes field) still reads.
+TEST(SpoolSealTest, AVersionOneSealReadsWithoutAttributes) {
+  std::string v1 = "KVFSSEAL";
+  auto put = [&v1](uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) v1.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  put(1, 4);       // version
+  put(42, 8);      // size
+  put(0x1234, 4);  // crc32c
+  put(0, 1);       // replaces
+  put(3, 4);
+  v1 += "p/k";
+  put(1, 4);
+  v1 += "k";
+  put(Crc32c(0, v1.data(), v1.size()), 4);
+  auto back = SpoolSeal::Decode(v1, "seal");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->key, "p/k");
+  EXPECT_EQ(back->size, 42u);
+  EXPECT_EQ(back->user_xattrs, "");
 }
 
 // PUTs wait at a gate until the test opens it.
@@ -130,6 +154,10 @@ TEST_F(SealedWriteBackTest, TheNextMountUploadsWhatACrashLeftSealed) {
   ASSERT_TRUE(WriteFile("a.bin", std::string(100000, 'a')).ok());
   // LMCache's and vLLM's habit: a temp file written, closed, renamed into place.
   ASSERT_TRUE(WriteFile("b.bin.tmp", "renamed chunk").ok());
+  // vLLM's fs tier with its checksum: an attribute set on the temp file before the rename.
+  auto tmp = fs_->Lookup(1, "b.bin.tmp");
+  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();
+  ASSERT_TRUE(fs_->SetXattr(tmp->attr.ino, "user.vllm.kv_crc32c", "1234", {}).ok());
   ASSERT_TRUE(fs_->Rename(1, "b.bin.tmp", 1, "b.bin", 0).ok());
   uint64_t open_fh = CreateForWrite("partial.bin");  // being written when the daemon died
   WriteAt(open_fh, 0, "part of a chunk");
@@ -143,6 +171,8 @@ TEST_F(SealedWriteBackTest, TheNextMountUploadsWhatACrashLeftSealed) {
   // The recovery's check of the seal gave the slices' checksums too: readers verify by slice.
   const std::string a_bytes(100000, 'a');
   EXPECT_EQ(fresh->Head("p/a.bin")->slice_crcs, SliceCrcs::Of(a_bytes.data(), a_bytes.size()));
+  EXPECT_EQ(fresh->Head("p/b.bin")->user_xattrs, "user.vllm.kv_crc32c=1234")
+      << "the seal lost the chunk's attributes";
   EXPECT_FALSE(fresh->GetObject("p/b.bin.tmp"));
   EXPECT_FALSE(fresh->GetObject("p/partial.bin")) << "an unsealed spool was published";
   WriteBackStats s = fs_->WriteBackStatsNow();

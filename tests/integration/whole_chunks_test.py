@@ -435,6 +435,41 @@ def run(ctx, checks):
     checks.run("an open without a read downloads the chunk at most once (prefetch), nothing more",
                open_without_read)
 
+    def user_xattrs():
+        # vLLM's fs tier with its block checksum: temp file written, the CRC32C set as a user
+        # xattr on the open file (fsetxattr), os.replace into place; another node reads it back.
+        crc = b"\x12\x34\x00\xab"
+        final = os.path.join(a.mnt, "xattr.bin")
+        tmp = final + "_%d.tmp" % os.getpid()
+        with open(tmp, "wb") as f:
+            f.write(data)
+            os.setxattr(f.fileno(), "user.vllm.kv_crc32c", crc)
+            assert os.getxattr(f.fileno(), "user.vllm.kv_crc32c") == crc
+        os.setxattr(tmp, "user.vllm_kv_crc32", b"3735928559")  # the newer io module's, by path
+        os.replace(tmp, final)
+        assert os.getxattr(final, "user.vllm.kv_crc32c") == crc
+        a.sync()
+        time.sleep(TTL + 0.5)
+        other = on_node(b.mnt, "xattr.bin")
+        assert os.getxattr(other, "user.vllm.kv_crc32c") == crc, "node B reads another value"
+        assert os.getxattr(other, "user.vllm_kv_crc32") == b"3735928559"
+        assert set(os.listxattr(other)) <= {"user.vllm.kv_crc32c", "user.vllm_kv_crc32"}
+        dt.expect_errno(lambda: os.getxattr(other, "user.absent"), errno.ENODATA,
+                        "getxattr of an attribute the chunk does not have")
+        # A stored chunk's attributes are those it was stored with.
+        dt.expect_errno(lambda: os.setxattr(other, "user.vllm.kv_crc32c", b"x"), errno.EPERM,
+                        "setxattr on a stored chunk")
+        dt.expect_errno(lambda: os.setxattr(other, "security.x", b"x"), errno.ENOTSUP,
+                        "setxattr of a security attribute")
+        with open(os.path.join(a.mnt, "big-xattr.bin"), "wb") as f:
+            dt.expect_errno(lambda: os.setxattr(f.fileno(), "user.big", b"v" * 4000),
+                            errno.ENOSPC, "setxattr past the 768 bytes a chunk's attributes take")
+            f.write(data)
+        with open(other, "rb") as f:
+            assert f.read() == data
+    checks.run("user xattrs (vLLM's checksum pattern): set on the temp file, published with the "
+               "chunk, read on node B; fixed once stored; ENODATA, EPERM, ENOSPC", user_xattrs)
+
     leftovers = [k for k in bucket() if ".tmp" in k]
     checks.run("bucket: nothing under a temporary name", lambda: not leftovers or (_ for _ in ()).throw(
         AssertionError(leftovers)))

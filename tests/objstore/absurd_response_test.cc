@@ -194,7 +194,7 @@ TEST_F(AbsurdResponseTest, HugeMultipartRepliesAreRejected) {
   Canned("POST", 200,
          "<InitiateMultipartUploadResult><UploadId>id</UploadId></InitiateMultipartUploadResult>",
          9 << 20);
-  Result<std::string> id = store_->CreateMultipartUpload("obj");
+  Result<std::string> id = store_->CreateMultipartUpload("obj", {});
   ASSERT_FALSE(id.ok());
   EXPECT_THAT(id.status().ToString(), AllOf(HasSubstr("CreateMultipartUpload"), HasSubstr("obj")));
 
@@ -202,7 +202,7 @@ TEST_F(AbsurdResponseTest, HugeMultipartRepliesAreRejected) {
   Canned("POST", 200,
          "<InitiateMultipartUploadResult><UploadId>" + std::string(100000, 'u') +
              "</UploadId></InitiateMultipartUploadResult>");
-  id = store_->CreateMultipartUpload("obj");
+  id = store_->CreateMultipartUpload("obj", {});
   ASSERT_FALSE(id.ok()) << id->size();
   EXPECT_THAT(id.status().ToString(), HasSubstr("UploadId"));
 

@@ -42,7 +42,7 @@ Result<std::vector<CompletedPart>> UploadParts(ObjectStore& store, const std::st
 
 TEST_P(ConformanceTest, MultipartUploadContent) {
   const std::string data = RandomBytes(11 * kMiB + 12345, 11);  // 5 MiB, 5 MiB, 1 MiB + 12345
-  auto id = store().CreateMultipartUpload("mp/object");
+  auto id = store().CreateMultipartUpload("mp/object", {});
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   EXPECT_EQ(store().Head("mp/object").status().code(), StatusCode::kNotFound)
       << "the object appears only on complete";
@@ -66,7 +66,7 @@ TEST_P(ConformanceTest, MultipartUploadContent) {
 }
 
 TEST_P(ConformanceTest, MultipartSinglePartAndReplacedPart) {
-  auto id = store().CreateMultipartUpload("one");
+  auto id = store().CreateMultipartUpload("one", {});
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   std::string v1 = RandomBytes(1000, 1), v2 = RandomBytes(2000, 2);
   ASSERT_TRUE(store().UploadPart("one", *id, 1, Body::FromMemory(v1.data(), v1.size())).ok());
@@ -78,7 +78,7 @@ TEST_P(ConformanceTest, MultipartSinglePartAndReplacedPart) {
 }
 
 TEST_P(ConformanceTest, MultipartAbort) {
-  auto id = store().CreateMultipartUpload("aborted");
+  auto id = store().CreateMultipartUpload("aborted", {});
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   std::string part = RandomBytes(1000, 5);
   auto etag = store().UploadPart("aborted", *id, 1, Body::FromMemory(part.data(), part.size()));
@@ -97,7 +97,7 @@ TEST_P(ConformanceTest, MultipartAbort) {
 // old enough; a younger one (maybe another node's live upload) is left alone.
 TEST_P(ConformanceTest, UnfinishedUploadsListedAndStaleOnesAborted) {
   const std::string part = RandomBytes(5 * kMiB, 5);
-  auto id = store().CreateMultipartUpload("gc/left");
+  auto id = store().CreateMultipartUpload("gc/left", {});
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   ASSERT_TRUE(
       store().UploadPart("gc/left", *id, 1, Body::FromMemory(part.data(), part.size())).ok());
@@ -125,7 +125,7 @@ TEST_P(ConformanceTest, UnfinishedUploadsListedAndStaleOnesAborted) {
 }
 
 TEST_P(ConformanceTest, MultipartTooSmallPartIsRejected) {
-  auto id = store().CreateMultipartUpload("small");
+  auto id = store().CreateMultipartUpload("small", {});
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   std::string part = RandomBytes(1000, 6);
   auto p1 = store().UploadPart("small", *id, 1, Body::FromMemory(part.data(), part.size()));
@@ -139,7 +139,7 @@ TEST_P(ConformanceTest, MultipartTooSmallPartIsRejected) {
 
 TEST_P(ConformanceTest, MultipartConditionalCompleteOnExistingKey) {
   ASSERT_TRUE(PutString("taken", "original").ok());
-  auto id = store().CreateMultipartUpload("taken");
+  auto id = store().CreateMultipartUpload("taken", {});
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   std::string part = RandomBytes(1000, 7);
   auto etag = store().UploadPart("taken", *id, 1, Body::FromMemory(part.data(), part.size()));

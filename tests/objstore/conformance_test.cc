@@ -271,7 +271,7 @@ TEST_P(ConformanceTest, WriterMark) {
   // takes at CreateMultipartUpload) and a copy; the bounded tier removes nothing else.
   ASSERT_TRUE(PutString("marked", "x").ok());
   EXPECT_TRUE(store().Head("marked")->kvfs_written);
-  auto id = store().CreateMultipartUpload("marked-mp");
+  auto id = store().CreateMultipartUpload("marked-mp", {});
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   const std::string part = "the only part";
   auto etag = store().UploadPart("marked-mp", *id, 1, Body::FromMemory(part.data(), part.size()));
@@ -280,6 +280,53 @@ TEST_P(ConformanceTest, WriterMark) {
   EXPECT_TRUE(store().Head("marked-mp")->kvfs_written);
   ASSERT_TRUE(store().Copy("marked-mp", "marked-copy", {}).ok());
   EXPECT_TRUE(store().Head("marked-copy")->kvfs_written);
+}
+
+TEST_P(ConformanceTest, UserXattrsMetadataRoundTrips) {
+  // A chunk's user attributes (PutOptions::user_xattrs) come back from HEAD and a GET's reply,
+  // from a multipart object (given at CreateMultipartUpload) and through a copy; a LIST does not
+  // say; an object written without them has none ("").
+  const std::string attrs = "user.a%3Db=x%20y&user.vllm.kv_crc32c=%124%00%AB";
+  PutOptions opts;
+  opts.user_xattrs = attrs;
+  auto put = PutString("attrs", "chunk bytes", opts);
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_EQ(put->user_xattrs, attrs);
+  auto head = store().Head("attrs");
+  ASSERT_TRUE(head.ok()) << head.status().ToString();
+  EXPECT_EQ(head->user_xattrs, attrs);
+  std::optional<ObjectInfo> seen;
+  GetRequest req;
+  req.key = "attrs";
+  req.length = 5;
+  req.on_info = [&](const ObjectInfo& i) { seen = i; };
+  std::string buf(5, '\0');
+  ASSERT_TRUE(store().Get(req, buf.data()).ok());
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->user_xattrs, attrs);
+  ASSERT_TRUE(store().Copy("attrs", "attrs-copy", {}).ok());
+  EXPECT_EQ(store().Head("attrs-copy")->user_xattrs, attrs);
+  ASSERT_TRUE(PutString("plain", "x").ok());
+  EXPECT_EQ(store().Head("plain")->user_xattrs, std::optional<std::string>(""));
+
+  MultipartOptions mp;
+  mp.user_xattrs = attrs;
+  auto id = store().CreateMultipartUpload("attrs-mp", mp);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  const std::string part = "the only part";
+  auto etag = store().UploadPart("attrs-mp", *id, 1, Body::FromMemory(part.data(), part.size()));
+  ASSERT_TRUE(etag.ok()) << etag.status().ToString();
+  ASSERT_TRUE(store().CompleteMultipartUpload("attrs-mp", *id, {{1, *etag}}, {}).ok());
+  EXPECT_EQ(store().Head("attrs-mp")->user_xattrs, attrs);
+
+  ListRequest list;
+  list.prefix = "attrs";
+  auto listed = store().List(list);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_FALSE(listed->objects.empty());
+  for (const ObjectInfo& o : listed->objects) {
+    EXPECT_FALSE(o.user_xattrs.has_value()) << o.key;
+  }
 }
 
 TEST_P(ConformanceTest, ConditionalCreate) {

@@ -185,7 +185,7 @@ TEST_F(DirStoreTest, BadUploadIdsAreNotFound) {
            "../../objects", "", "zz", std::string(32, 'g'), std::string(32, 'a')}) {
     EXPECT_EQ(store_->AbortMultipartUpload("k", id).code(), StatusCode::kNotFound) << id;
   }
-  auto id = store_->CreateMultipartUpload("k");
+  auto id = store_->CreateMultipartUpload("k", {});
   ASSERT_TRUE(id.ok());
   EXPECT_EQ(store_->AbortMultipartUpload("other-key", *id).code(), StatusCode::kNotFound);
   EXPECT_TRUE(store_->AbortMultipartUpload("k", *id).ok());

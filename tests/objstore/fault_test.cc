@@ -284,7 +284,7 @@ TEST_F(FaultTest, PutRetriesAndStoresTheRightBytes) {
 
 TEST_F(FaultTest, CompleteMultipartThatFailedAfterApplyingIsDetected) {
   std::string part = Bytes(1000, 4);
-  auto id = store_->CreateMultipartUpload("mp");
+  auto id = store_->CreateMultipartUpload("mp", {});
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   auto etag = store_->UploadPart("mp", *id, 1, Body::FromMemory(part.data(), part.size()));
   ASSERT_TRUE(etag.ok()) << etag.status().ToString();
@@ -305,7 +305,7 @@ TEST_F(FaultTest, CompleteMultipartThatFailedAfterApplyingIsDetected) {
 TEST_F(FaultTest, StalledCompleteEndsByTheCallersDeadline) {
   auto store = MakeStore(4, /*stall_ms=*/20000, /*op_ms=*/20000);
   std::string part = Bytes(1000, 5);
-  auto id = store->CreateMultipartUpload("stalled");
+  auto id = store->CreateMultipartUpload("stalled", {});
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   auto etag = store->UploadPart("stalled", *id, 1, Body::FromMemory(part.data(), part.size()));
   ASSERT_TRUE(etag.ok()) << etag.status().ToString();

@@ -214,7 +214,7 @@ TEST_F(S3SmokeTest, MultipartFromFile) {
   unlink(path);
   ASSERT_EQ(write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
 
-  Result<std::string> id = store_->CreateMultipartUpload("big");
+  Result<std::string> id = store_->CreateMultipartUpload("big", {});
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   // Parts in parallel through the async API.
   std::vector<std::promise<Result<std::string>>> promises(3);
@@ -243,7 +243,7 @@ TEST_F(S3SmokeTest, MultipartFromFile) {
   EXPECT_TRUE(buf == data);
 
   // Conditional completion over the existing key; abort of an upload.
-  id = store_->CreateMultipartUpload("big");
+  id = store_->CreateMultipartUpload("big", {});
   ASSERT_TRUE(id.ok());
   Result<std::string> etag = store_->UploadPart("big", *id, 1, Body::FromMemory("x", 1));
   ASSERT_TRUE(etag.ok());
