@@ -37,8 +37,12 @@
 //   chmod/chown to other values, truncate of an uploaded file                 EPERM
 //   open for writing (or creat) of a name whose inode has other names (link)  EPERM
 //   symlink(), mknod() (fuse adapter)                                         EPERM
-//   xattrs of files and directories (getxattr, listxattr, setxattr,
-//   removexattr), fallocate                                                   EOPNOTSUPP
+//   fallocate; setxattr/removexattr of names other than user.* (or of a
+//   directory)                                                                EOPNOTSUPP
+//   user.* xattrs of files (GetXattr and kin): kept with the chunk; setxattr
+//   or removexattr once it is stored                                          EPERM
+//   getxattr/removexattr of an attribute the file does not have               ENODATA
+//   setxattr past 768 encoded bytes of a chunk's attributes                   ENOSPC
 //   xattrs of the mount root: "user.kvfs.stats" reads the daemon's statistics
 //   (text; fuse adapter); other names                                        ENODATA
 //   setxattr/removexattr on the root                                          EOPNOTSUPP

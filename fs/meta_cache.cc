@@ -74,7 +74,9 @@ void MetaCache::PutLocked(const std::string& key, MetaEntry entry) {
   entry.info.key.clear();
   entry.left = {};
   entry.age = {};
-  const size_t charge = kEntryOverhead + key.size() + entry.info.etag.size();
+  // The attributes' text too (up to UserXattrs::kMaxEncodedBytes): the bound holds with them.
+  const size_t charge = kEntryOverhead + key.size() + entry.info.etag.size() +
+                        (entry.info.user_xattrs ? entry.info.user_xattrs->size() : 0);
   auto it = map_.find(key);
   if (it != map_.end()) {
     // A replaced entry keeps its segment and becomes its most recent.

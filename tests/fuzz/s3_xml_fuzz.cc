@@ -1,14 +1,16 @@
 // Fuzz target for objstore/s3/s3_xml: every parser of S3's XML responses (a server, or anything
-// between it and us, controls these bytes), and the slice checksums kvfs reads from a reply's
-// metadata (base/slice_crcs). Each parser runs on every input; none may crash, leak
-// or hit undefined behaviour, and what they return must be usable: a listing that says it is
-// truncated carries a continuation token, an initiated upload has an id, sizes fit a file.
+// between it and us, controls these bytes), and the slice checksums and user attributes kvfs reads
+// from a reply's metadata (base/slice_crcs, base/user_xattrs). Each parser runs on every input;
+// none may crash, leak or hit undefined behaviour, and what they return must be usable: a listing
+// that says it is truncated carries a continuation token, an initiated upload has an id, sizes fit
+// a file.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
 #include "base/slice_crcs.h"
+#include "base/user_xattrs.h"
 #include "objstore/s3/s3_xml.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -49,6 +51,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (uint64_t size : {object_size, slices->slice_size * slices->crcs.size(), uint64_t{1}}) {
       if (slices->Fits(size)) (void)slices->Whole(size);
     }
+  }
+  // User attributes that decode encode back to the same text, within the bound.
+  kvfs::Result<kvfs::UserXattrs> attrs = kvfs::UserXattrs::Decode(body);
+  if (attrs.ok()) {
+    FUZZ_CHECK(attrs->Encode() == body);
+    FUZZ_CHECK(body.size() <= kvfs::UserXattrs::kMaxEncodedBytes);
   }
   return 0;
 }
