@@ -1636,7 +1636,11 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
   // Open handles keep their bytes, but nothing is uploaded any more. A queued upload already on
   // its way may make the object any moment: the name reads as missing here from now on, not only
   // once that upload ends (Apply, kOrphaned) - hidden under the file's lock, so before that end.
-  const bool was_temp = lf && lf->Discard([this, &key] { unlinked_.HidePending(key); });
+  bool under_way = false;
+  const bool was_temp = lf && lf->Discard([this, &key, &under_way] {
+    unlinked_.HidePending(key);
+    under_way = true;
+  });
   if (was_temp) {  // local only: nothing remote to remove
     inodes_.Detach(parent, name);
     return Status::OK();
@@ -1645,6 +1649,16 @@ Status Filesystem::Unlink(uint64_t parent, const std::string& name) {
   if (!node.ok()) {
     // A write in progress that never reached the store: dropping it was the whole unlink.
     if (lf && node.status().code() == StatusCode::kNotFound) {
+      // Hidden just now for the upload on its way: the object the name holds meanwhile (an older
+      // version, or what that upload already stored) takes the unlink's rules too - the upload
+      // may yet fail and leave it there.
+      if (under_way) {
+        Result<ObjectInfo> held = store_->Head(key);
+        if (held.ok()) {
+          held->key = key;
+          KVFS_RETURN_IF_ERROR(ForgetUnlinked(*held, /*orphan=*/false));
+        }
+      }
       inodes_.Detach(parent, name);
       return Status::OK();
     }

@@ -517,6 +517,38 @@ void WriteBackTest::UnlinkWhileItUploads(UnlinkPolicy policy, bool stored_first,
   EXPECT_EQ(fs_->WriteBackStatsNow().pending, 0u);
 }
 
+// A new version of a stored chunk, unlinked while its upload is on its way, and that upload then
+// fails: the older object the name held is unlinked too (hidden here, or deleted with remote),
+// never shown again.
+TEST_F(WriteBackTest, AnUnlinkedVersionWhoseUploadFailsLeavesTheOlderObjectUnlinked) {
+  for (UnlinkPolicy policy : {UnlinkPolicy::kLocal, UnlinkPolicy::kRemote}) {
+    SCOPED_TRACE(policy == UnlinkPolicy::kLocal ? "local" : "remote");
+    fs_.reset();
+    mem_ = std::make_shared<MemoryStore>();
+    faults_ = std::make_shared<FaultStore>(mem_);
+    auto gate = std::make_shared<GatedStore>(faults_);
+    store_ = gate;
+    options_.unlink_policy = policy;
+    Mount();
+    mem_->PutObject("p/u.bin", "WHOLE CHUNK");
+    auto e = fs_->Lookup(1, "u.bin");
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    auto o = fs_->Open(e->attr.ino, O_RDWR);
+    ASSERT_TRUE(o.ok()) << o.status().ToString();
+    WriteAt(o->fh, 0, "whole chunk");
+    ASSERT_TRUE(fs_->Flush(o->fh).ok());
+    ASSERT_TRUE(fs_->Release(o->fh).ok());
+    gate->WaitArrived(1);  // the new version's upload is on its way
+    faults_->InjectError(StoreOp::kPut, {Status::Unavailable("injected"), FaultStore::kForever});
+    ASSERT_TRUE(fs_->Unlink(1, "u.bin").ok());
+    gate->Open();
+    fs_->DrainWriteBack();
+    EXPECT_EQ(fs_->Lookup(1, "u.bin").status().code(), StatusCode::kNotFound)
+        << "the older object showed again";
+    EXPECT_EQ(Stored("u.bin"), policy == UnlinkPolicy::kLocal);
+  }
+}
+
 // A write to a chunk whose upload is on its way waits for the transfer (the bytes sent stay the
 // bytes accepted), then makes a new version that replaces the object.
 TEST_F(WriteBackTest, AWriteDuringTheUploadWaitsThenReplacesTheObject) {
