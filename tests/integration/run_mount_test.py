@@ -210,8 +210,11 @@ def bad_inputs(mnt):
         os.stat(src).st_nlink)
     assert not os.path.exists(hard)
     expect_errno(lambda: os.symlink("x", os.path.join(mnt, "sym")), errno.EPERM, "symlink()")
-    expect_errno(lambda: os.setxattr(os.path.join(mnt, some), "user.k", b"v"), errno.EOPNOTSUPP,
-                 "setxattr()")
+    # A stored chunk's user attributes are those it was stored with; other names are not kept.
+    expect_errno(lambda: os.setxattr(os.path.join(mnt, some), "user.k", b"v"), errno.EPERM,
+                 "setxattr() of a stored chunk")
+    expect_errno(lambda: os.setxattr(os.path.join(mnt, some), "trusted.k", b"v"),
+                 errno.EOPNOTSUPP, "setxattr() of a trusted.* name")
     expect_errno(lambda: os.chmod(os.path.join(mnt, some), 0o600), errno.EPERM, "chmod()")
 
 
