@@ -439,6 +439,14 @@ def run(ctx, checks):
         # vLLM's fs tier with its block checksum: temp file written, the CRC32C set as a user
         # xattr on the open file (fsetxattr), os.replace into place; another node reads it back.
         crc = b"\x12\x34\x00\xab"
+        # The tier's start-up probe (CHIPMUNK-T0T/vllm@db63143, fs/io.py probe_xattr): an empty
+        # temp file created and closed, the attribute set and read back by path, the file removed.
+        probe = os.path.join(a.mnt, ".xattr_probe_%d.tmp" % os.getpid())
+        with open(probe, "wb"):
+            pass
+        os.setxattr(probe, "user.vllm.kv_crc32", b"\x00\x00\x00\x00")
+        assert os.getxattr(probe, "user.vllm.kv_crc32") == b"\x00\x00\x00\x00"
+        os.remove(probe)
         final = os.path.join(a.mnt, "xattr.bin")
         tmp = final + "_%d.tmp" % os.getpid()
         with open(tmp, "wb") as f:
@@ -456,9 +464,13 @@ def run(ctx, checks):
         assert set(os.listxattr(other)) <= {"user.vllm.kv_crc32c", "user.vllm_kv_crc32"}
         dt.expect_errno(lambda: os.getxattr(other, "user.absent"), errno.ENODATA,
                         "getxattr of an attribute the chunk does not have")
-        # A stored chunk's attributes are those it was stored with.
+        # A stored chunk's attributes are those it was stored with: the prototype's stamp after
+        # the rename (db63143 _stamp_blocks) is EPERM on either node; vLLM logs it and loads the
+        # block unverified.
         dt.expect_errno(lambda: os.setxattr(other, "user.vllm.kv_crc32c", b"x"), errno.EPERM,
                         "setxattr on a stored chunk")
+        dt.expect_errno(lambda: os.setxattr(final, "user.vllm.kv_crc32", b"x"), errno.EPERM,
+                        "setxattr after the rename, on the writing node")
         dt.expect_errno(lambda: os.setxattr(other, "security.x", b"x"), errno.ENOTSUP,
                         "setxattr of a security attribute")
         with open(os.path.join(a.mnt, "big-xattr.bin"), "wb") as f:
