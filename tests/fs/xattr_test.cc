@@ -91,6 +91,20 @@ TEST_F(XattrTest, SetxattrsFlagsRemovalAndTheBound) {
   EXPECT_EQ(mem_->Head("p/f.bin")->user_xattrs, "user.a=1");
 }
 
+// A stored chunk opened for reading and writing is a new version of it: attributes set through
+// that descriptor are stored with the same bytes (one PUT that replaces the object).
+TEST_F(XattrTest, ANewVersionOpenedReadWriteTakesNewAttributes) {
+  mem_->PutObject("p/rw.bin", "stored chunk");
+  Mount();
+  const uint64_t ino = InoOf("rw.bin");
+  auto o = fs_->Open(ino, O_RDWR);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  ASSERT_TRUE(fs_->SetXattr(ino, "user.a", "1", Mode::kAny).ok());
+  ASSERT_TRUE(CloseHandle(o->fh).ok());
+  EXPECT_EQ(mem_->GetObject("p/rw.bin"), "stored chunk");
+  EXPECT_EQ(mem_->Head("p/rw.bin")->user_xattrs, "user.a=1");
+}
+
 // vLLM's fs tier: temp file written and closed, its attribute set by path, os.replace into place.
 TEST_F(XattrTest, ATempFilesAttributesGoWithItsRename) {
   Mount();
