@@ -48,8 +48,6 @@ class EarlyUpload {
   EarlyUpload& operator=(const EarlyUpload&) = delete;
 
   const std::string& key() const { return key_; }
-  // What the object will carry: a chunk whose attributes changed since cannot use these parts.
-  const std::string& user_xattrs() const { return user_xattrs_; }
   // Bytes [offset, offset+n) were written to the spool: sends the parts that are now whole (never
   // blocks on a part; it may block once, on creating the multipart upload).
   void OnWrite(uint64_t offset, uint64_t n);

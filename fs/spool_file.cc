@@ -547,11 +547,9 @@ void SpoolFile::UnsealLocked() {
 SpoolFile::Outcome SpoolFile::UploadLocked() {
   // Parts sent while writing serve only if they still match this key and these bytes; otherwise
   // the early upload is aborted here (reset) and the spool uploads the normal way.
+  // Its attributes are these: a change of them drops the early upload (XattrsChangedLocked).
+  if (early_ && !(early_->key() == place_.key && early_->Usable(size_))) early_.reset();
   const std::string attrs = xattrs_.Encode();
-  if (early_ &&
-      !(early_->key() == place_.key && early_->Usable(size_) && early_->user_xattrs() == attrs)) {
-    early_.reset();
-  }
   auto up =
       replaces_
           ? deps_.uploader->Replace(place_.key, fd_, size_, place_.display, SpoolCrcLocked(), attrs)
@@ -562,11 +560,9 @@ SpoolFile::Outcome SpoolFile::UploadLocked() {
 }
 
 SpoolFile::Outcome SpoolFile::UploadQueuedLocked() {
+  // Its attributes are these: a change of them drops the early upload (XattrsChangedLocked).
+  if (early_ && !(early_->key() == place_.key && early_->Usable(size_))) early_.reset();
   const std::string attrs = xattrs_.Encode();
-  if (early_ &&
-      !(early_->key() == place_.key && early_->Usable(size_) && early_->user_xattrs() == attrs)) {
-    early_.reset();
-  }
   // What the transfer sends is fixed here: nothing that changes the bytes, the key or these
   // fields runs until it ends (they wait for uploading_).
   std::unique_ptr<EarlyUpload> early = std::move(early_);

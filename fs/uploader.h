@@ -52,8 +52,8 @@ class Uploader {
   // (usable for this key and size): it is completed instead of starting over, and if that fails the
   // normal upload runs once more (not once the caller's deadline has passed). `crc`: the CRC32C of
   // those bytes when the writer folded it as they were written (SpoolFile); otherwise the spool is
-  // read once more to compute it. `user_xattrs`: the chunk's attributes (PutOptions::user_xattrs),
-  // which `early` must have been created with.
+  // read once more to compute it. `user_xattrs`: the chunk's attributes (PutOptions::user_xattrs);
+  // `early` was created with them (its owner drops it when they change).
   Result<UploadOutcome> Upload(const std::string& key, int fd, uint64_t size,
                                const std::string& display_name, bool no_replace, EarlyUpload* early,
                                std::optional<WrittenCrc> crc, const std::string& user_xattrs);

@@ -136,6 +136,17 @@ class WriteBackTest : public FsTestBase {
     gate->WaitArrived(1);
     return fh;
   }
+  // Opens the stored chunk `name` for reading and writing, writes `bytes` over it and closes it:
+  // a new version of it, accepted (its upload follows).
+  void RewriteStored(const std::string& name, const std::string& bytes) {
+    auto e = fs_->Lookup(1, name);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    auto o = fs_->Open(e->attr.ino, O_RDWR);
+    ASSERT_TRUE(o.ok()) << o.status().ToString();
+    WriteAt(o->fh, 0, bytes);
+    ASSERT_TRUE(fs_->Flush(o->fh).ok());
+    ASSERT_TRUE(fs_->Release(o->fh).ok());
+  }
   std::shared_ptr<FaultStore> faults_;
 };
 
@@ -477,13 +488,7 @@ void WriteBackTest::UnlinkWhileItUploads(UnlinkPolicy policy, bool stored_first,
   Mount();
   if (over_object) {
     mem_->PutObject("p/u.bin", "WHOLE CHUNK");
-    auto e = fs_->Lookup(1, "u.bin");
-    ASSERT_TRUE(e.ok()) << e.status().ToString();
-    auto o = fs_->Open(e->attr.ino, O_RDWR);
-    ASSERT_TRUE(o.ok()) << o.status().ToString();
-    WriteAt(o->fh, 0, "whole chunk");
-    ASSERT_TRUE(fs_->Flush(o->fh).ok());
-    ASSERT_TRUE(fs_->Release(o->fh).ok());
+    RewriteStored("u.bin", "whole chunk");
   } else {
     ASSERT_TRUE(WriteFile("u.bin", "whole chunk").ok());
   }
@@ -531,13 +536,7 @@ TEST_F(WriteBackTest, AnUnlinkedVersionWhoseUploadFailsLeavesTheOlderObjectUnlin
     options_.unlink_policy = policy;
     Mount();
     mem_->PutObject("p/u.bin", "WHOLE CHUNK");
-    auto e = fs_->Lookup(1, "u.bin");
-    ASSERT_TRUE(e.ok()) << e.status().ToString();
-    auto o = fs_->Open(e->attr.ino, O_RDWR);
-    ASSERT_TRUE(o.ok()) << o.status().ToString();
-    WriteAt(o->fh, 0, "whole chunk");
-    ASSERT_TRUE(fs_->Flush(o->fh).ok());
-    ASSERT_TRUE(fs_->Release(o->fh).ok());
+    RewriteStored("u.bin", "whole chunk");
     gate->WaitArrived(1);  // the new version's upload is on its way
     faults_->InjectError(StoreOp::kPut, {Status::Unavailable("injected"), FaultStore::kForever});
     ASSERT_TRUE(fs_->Unlink(1, "u.bin").ok());
